@@ -1,0 +1,76 @@
+//! Code generation: an [`OpSpec`] + algorithm + mode + tuning policy -> one self-contained `.cu`.
+//!
+//! The kernel ABI (entry names, parameters, launch shapes, temporary storage) is documented in
+//! ARCHITECTURE.md at the workspace root; the runtime relies on it.
+
+mod policy;
+mod render;
+
+pub use policy::TuningPolicy;
+pub use render::{generate, CodegenError, GeneratedScan};
+pub use scan_core::OpSpec;
+
+use std::fmt;
+
+/// Which device-wide scan algorithm the generated code implements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum Algorithm {
+    /// Register/warp-shuffle Kogge-Stone tiles, device-wide by reduce-then-scan hierarchy.
+    KoggeStone,
+    /// Bank-padded shared-memory Blelloch tiles, device-wide by the same hierarchy.
+    Blelloch,
+    /// One launch: decoupled look-back over tiles taken in order from an atomic counter.
+    SinglePass,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 3] = [Algorithm::KoggeStone, Algorithm::Blelloch, Algorithm::SinglePass];
+
+    /// Kebab-case name used by the CLI and in snapshot names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::KoggeStone => "kogge-stone",
+            Algorithm::Blelloch => "blelloch",
+            Algorithm::SinglePass => "single-pass",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Algorithm> {
+        Algorithm::ALL.into_iter().find(|a| a.name() == s)
+    }
+
+    /// Whether the algorithm is the multi-kernel reduce-then-scan hierarchy.
+    pub fn is_hierarchical(self) -> bool {
+        !matches!(self, Algorithm::SinglePass)
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Inclusive: `out[i] = in[0] ⊕ … ⊕ in[i]`. Exclusive: `out[i] = e ⊕ in[0] ⊕ … ⊕ in[i-1]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum ScanMode {
+    Inclusive,
+    Exclusive,
+}
+
+impl ScanMode {
+    pub const ALL: [ScanMode; 2] = [ScanMode::Inclusive, ScanMode::Exclusive];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanMode::Inclusive => "inclusive",
+            ScanMode::Exclusive => "exclusive",
+        }
+    }
+}
+
+impl fmt::Display for ScanMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,301 @@
+//! The built-in operators: `add`, `mul`, `min`, `max`, `and`, `or`, `xor` over the primitives.
+//!
+//! Each exists twice, from one table of semantics: as a run-time value ([`BuiltinOp`] +
+//! [`PrimType`] -> [`OpSpec`], for the CLI) and as a type implementing [`ScanOp`] (`Max<f32>`,
+//! for the runtime and the CPU backend). The C text and the Rust function must agree bit for
+//! bit on integers; the comments on each say how.
+
+use crate::element::PrimType;
+use crate::op::ScanOp;
+use crate::spec::{ElementType, OpSpec};
+use std::fmt;
+use std::marker::PhantomData;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BuiltinOp {
+    Add,
+    Mul,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+/// A built-in operator asked for on a type it has no meaning for (`xor` on `f32`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("built-in op `{op}` is not defined on `{ty}`: {reason}")]
+pub struct UnsupportedBuiltin {
+    pub op: BuiltinOp,
+    pub ty: PrimType,
+    pub reason: &'static str,
+}
+
+impl BuiltinOp {
+    pub const ALL: [BuiltinOp; 7] = [
+        BuiltinOp::Add,
+        BuiltinOp::Mul,
+        BuiltinOp::Min,
+        BuiltinOp::Max,
+        BuiltinOp::And,
+        BuiltinOp::Or,
+        BuiltinOp::Xor,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BuiltinOp::Add => "add",
+            BuiltinOp::Mul => "mul",
+            BuiltinOp::Min => "min",
+            BuiltinOp::Max => "max",
+            BuiltinOp::And => "and",
+            BuiltinOp::Or => "or",
+            BuiltinOp::Xor => "xor",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<BuiltinOp> {
+        BuiltinOp::ALL.into_iter().find(|o| o.name() == name)
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            BuiltinOp::Add => "sum (integers wrap; floats start from -0.0, the exact identity)",
+            BuiltinOp::Mul => "product (integers wrap)",
+            BuiltinOp::Min => "minimum (floats: NaN is ignored, as Rust's f32::min)",
+            BuiltinOp::Max => "maximum (floats: NaN is ignored, as Rust's f32::max)",
+            BuiltinOp::And => "bitwise and",
+            BuiltinOp::Or => "bitwise or",
+            BuiltinOp::Xor => "bitwise xor",
+        }
+    }
+
+    /// Whether the op is defined on `ty`; bitwise ops are integer-only.
+    pub fn supports(self, ty: PrimType) -> bool {
+        self.check(ty).is_ok()
+    }
+
+    fn check(self, ty: PrimType) -> Result<(), UnsupportedBuiltin> {
+        let bitwise = matches!(self, BuiltinOp::And | BuiltinOp::Or | BuiltinOp::Xor);
+        if bitwise && ty.is_float() {
+            return Err(UnsupportedBuiltin {
+                op: self,
+                ty,
+                reason: "bitwise operators are defined on integer types only",
+            });
+        }
+        Ok(())
+    }
+
+    /// The types this op is defined on, in `PrimType::ALL` order.
+    pub fn types(self) -> Vec<PrimType> {
+        PrimType::ALL.into_iter().filter(|t| self.supports(*t)).collect()
+    }
+
+    /// The operator lowered to C for element type `ty`.
+    pub fn spec(self, ty: PrimType) -> Result<OpSpec, UnsupportedBuiltin> {
+        self.check(ty)?;
+        Ok(OpSpec {
+            name: self.name().to_string(),
+            element: ElementType::Prim(ty),
+            lhs: "a".into(),
+            rhs: "b".into(),
+            combine_body: format!("return {};", combine_c(self, ty)),
+            identity_body: format!("return {};", identity_c(self, ty)),
+        })
+    }
+}
+
+impl fmt::Display for BuiltinOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The arithmetic type integer `+` and `*` run in. C promotes 8- and 16-bit operands to `int`,
+/// where `u16 * u16` can overflow a signed int (undefined); and signed overflow of `i32`/`i64` is
+/// undefined too. Unsigned arithmetic of at least 32 bits wraps, and truncating back to the
+/// element type gives exactly Rust's `wrapping_add`/`wrapping_mul`.
+fn wrapping_type(ty: PrimType) -> &'static str {
+    if ty.size() == 8 {
+        "u64"
+    } else {
+        "u32"
+    }
+}
+
+fn combine_c(op: BuiltinOp, ty: PrimType) -> String {
+    let t = ty.name();
+    match (op, ty.is_float()) {
+        (BuiltinOp::Add, true) => "a + b".into(),
+        (BuiltinOp::Mul, true) => "a * b".into(),
+        (BuiltinOp::Add, false) => format!("({t})(({w})a + ({w})b)", w = wrapping_type(ty)),
+        (BuiltinOp::Mul, false) => format!("({t})(({w})a * ({w})b)", w = wrapping_type(ty)),
+        // fminf/fmaxf return the non-NaN operand when exactly one is NaN: Rust's f32::min/max.
+        (BuiltinOp::Min, true) => if ty == PrimType::F32 { "fminf(a, b)" } else { "fmin(a, b)" }.into(),
+        (BuiltinOp::Max, true) => if ty == PrimType::F32 { "fmaxf(a, b)" } else { "fmax(a, b)" }.into(),
+        (BuiltinOp::Min, false) => "b < a ? b : a".into(),
+        (BuiltinOp::Max, false) => "a < b ? b : a".into(),
+        (BuiltinOp::And, _) => format!("({t})(a & b)"),
+        (BuiltinOp::Or, _) => format!("({t})(a | b)"),
+        (BuiltinOp::Xor, _) => format!("({t})(a ^ b)"),
+    }
+}
+
+/// C spelling of the smallest and largest value of an integer type. `MIN` of a signed type is
+/// written `-MAX - 1`: the literal `2147483648` does not fit `int`, so `-2147483648` would be a
+/// negated `long`.
+fn int_min_c(ty: PrimType) -> String {
+    match ty {
+        PrimType::I8 => "(i8)(-127 - 1)".into(),
+        PrimType::I16 => "(i16)(-32767 - 1)".into(),
+        PrimType::I32 => "(i32)(-2147483647 - 1)".into(),
+        PrimType::I64 => "(i64)(-9223372036854775807LL - 1)".into(),
+        other => format!("({})0", other.name()),
+    }
+}
+
+fn int_max_c(ty: PrimType) -> String {
+    match ty {
+        PrimType::I8 => "(i8)127".into(),
+        PrimType::I16 => "(i16)32767".into(),
+        PrimType::I32 => "(i32)2147483647".into(),
+        PrimType::I64 => "(i64)9223372036854775807LL".into(),
+        PrimType::U8 => "(u8)255".into(),
+        PrimType::U16 => "(u16)65535".into(),
+        PrimType::U32 => "(u32)4294967295u".into(),
+        PrimType::U64 => "(u64)18446744073709551615ull".into(),
+        _ => unreachable!("float"),
+    }
+}
+
+/// Infinities by bit pattern: NVRTC has no <math.h> constants, and `1.0f/0.0f` draws warnings.
+fn float_inf_c(ty: PrimType, negative: bool) -> &'static str {
+    match (ty, negative) {
+        (PrimType::F32, false) => "__int_as_float(0x7f800000)",
+        (PrimType::F32, true) => "__int_as_float((int)0xff800000u)",
+        (PrimType::F64, false) => "__longlong_as_double(0x7ff0000000000000ll)",
+        (PrimType::F64, true) => "__longlong_as_double((long long)0xfff0000000000000ull)",
+        _ => unreachable!("int"),
+    }
+}
+
+fn identity_c(op: BuiltinOp, ty: PrimType) -> String {
+    let t = ty.name();
+    match op {
+        // -0.0, not 0.0: 0.0 + -0.0 is 0.0, so only -0.0 leaves every float unchanged.
+        BuiltinOp::Add if ty == PrimType::F32 => "-0.0f".into(),
+        BuiltinOp::Add if ty == PrimType::F64 => "-0.0".into(),
+        BuiltinOp::Mul if ty == PrimType::F32 => "1.0f".into(),
+        BuiltinOp::Mul if ty == PrimType::F64 => "1.0".into(),
+        BuiltinOp::Add | BuiltinOp::Or | BuiltinOp::Xor => format!("({t})0"),
+        BuiltinOp::Mul => format!("({t})1"),
+        BuiltinOp::And => format!("({t})~({t})0"),
+        BuiltinOp::Min if ty.is_float() => float_inf_c(ty, false).into(),
+        BuiltinOp::Max if ty.is_float() => float_inf_c(ty, true).into(),
+        BuiltinOp::Min => int_max_c(ty),
+        BuiltinOp::Max => int_min_c(ty),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same operators as types, for the runtime and the CPU backend.
+
+macro_rules! typed_op {
+    ($(#[$doc:meta])* $name:ident, $which:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct $name<T>(PhantomData<T>);
+
+        impl<T> $name<T> {
+            pub const OP: BuiltinOp = $which;
+        }
+    };
+}
+
+typed_op!(/// Sum: wrapping for integers.
+    Add, BuiltinOp::Add);
+typed_op!(/// Product: wrapping for integers.
+    Mul, BuiltinOp::Mul);
+typed_op!(/// Minimum; NaN-ignoring for floats.
+    Min, BuiltinOp::Min);
+typed_op!(/// Maximum; NaN-ignoring for floats.
+    Max, BuiltinOp::Max);
+typed_op!(/// Bitwise and.
+    And, BuiltinOp::And);
+typed_op!(/// Bitwise or.
+    Or, BuiltinOp::Or);
+typed_op!(/// Bitwise xor.
+    Xor, BuiltinOp::Xor);
+
+macro_rules! impl_op {
+    ($op:ident, $t:ident, $p:ident, |$a:ident, $b:ident| $combine:expr, $identity:expr) => {
+        impl ScanOp for $op<$t> {
+            type Elem = $t;
+            #[inline]
+            fn identity() -> $t {
+                $identity
+            }
+            #[inline]
+            fn combine($a: $t, $b: $t) -> $t {
+                $combine
+            }
+            fn device_op() -> OpSpec {
+                $op::<$t>::OP.spec(PrimType::$p).expect("typed built-ins exist only where defined")
+            }
+        }
+    };
+}
+
+macro_rules! int_ops {
+    ($($t:ident => $p:ident),*) => {$(
+        impl_op!(Add, $t, $p, |a, b| a.wrapping_add(b), 0);
+        impl_op!(Mul, $t, $p, |a, b| a.wrapping_mul(b), 1);
+        impl_op!(Min, $t, $p, |a, b| if b < a { b } else { a }, $t::MAX);
+        impl_op!(Max, $t, $p, |a, b| if a < b { b } else { a }, $t::MIN);
+        impl_op!(And, $t, $p, |a, b| a & b, !0);
+        impl_op!(Or, $t, $p, |a, b| a | b, 0);
+        impl_op!(Xor, $t, $p, |a, b| a ^ b, 0);
+    )*};
+}
+
+macro_rules! float_ops {
+    ($($t:ident => $p:ident),*) => {$(
+        impl_op!(Add, $t, $p, |a, b| a + b, -0.0);
+        impl_op!(Mul, $t, $p, |a, b| a * b, 1.0);
+        impl_op!(Min, $t, $p, |a, b| a.min(b), $t::INFINITY);
+        impl_op!(Max, $t, $p, |a, b| a.max(b), $t::NEG_INFINITY);
+    )*};
+}
+
+int_ops!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+float_ops!(f32 => F32, f64 => F64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bitwise_on_float_is_an_error() {
+        let err = BuiltinOp::Xor.spec(PrimType::F32).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "built-in op `xor` is not defined on `f32`: bitwise operators are defined on integer types only"
+        );
+    }
+
+    #[test]
+    fn identities_are_exact() {
+        assert!(BuiltinOp::Max.spec(PrimType::F32).unwrap().identity_body.contains("0xff800000"));
+        assert_eq!(BuiltinOp::Max.spec(PrimType::I32).unwrap().identity_body, "return (i32)(-2147483647 - 1);");
+        assert_eq!(<Add<f32> as ScanOp>::combine(-0.0, <Add<f32>>::identity()).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(<Max<i32> as ScanOp>::identity(), i32::MIN);
+    }
+
+    #[test]
+    fn every_supported_pair_has_a_typed_spec() {
+        let n: usize = BuiltinOp::ALL.iter().map(|o| o.types().len()).sum();
+        assert_eq!(n, 7 * 8 + 4 * 2);
+        assert_eq!(<Min<u16> as ScanOp>::device_op(), BuiltinOp::Min.spec(PrimType::U16).unwrap());
+    }
+}

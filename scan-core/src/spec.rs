@@ -1,0 +1,57 @@
+//! The operator IR: what code generation needs to know about an operator.
+
+use crate::element::{PrimType, StructDecl};
+
+/// The element type of an operator, as generated C sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ElementType {
+    Prim(PrimType),
+    Struct(StructDecl),
+}
+
+impl ElementType {
+    /// The C name of the type (`i32`, or the struct's name).
+    pub fn c_name(&self) -> &str {
+        match self {
+            ElementType::Prim(p) => p.name(),
+            ElementType::Struct(s) => &s.name,
+        }
+    }
+
+    /// Size in bytes, as Rust lays the type out.
+    pub fn size(&self) -> usize {
+        match self {
+            ElementType::Prim(p) => p.size(),
+            ElementType::Struct(s) => s.size,
+        }
+    }
+
+    pub fn align(&self) -> usize {
+        match self {
+            ElementType::Prim(p) => p.size(),
+            ElementType::Struct(s) => s.align,
+        }
+    }
+}
+
+/// An associative operator with an identity, lowered to C++.
+///
+/// The generated kernel defines
+/// ```c
+/// __device__ __forceinline__ T scan_combine(T <lhs>, T <rhs>) { <combine_body> }
+/// __device__ __forceinline__ T scan_identity() { <identity_body> }
+/// ```
+/// Both bodies are complete C++ statement lists ending in a `return`. They may use the helpers of
+/// the generated prelude (`rs_wrapping_add`, `rs_max`, ... see `templates/prelude.cu.tera`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpSpec {
+    /// The operator's name (`max`, `AffineCompose`): used in comments and snapshot names.
+    pub name: String,
+    pub element: ElementType,
+    /// Name of the left operand in `combine_body` (the earlier element of the sequence).
+    pub lhs: String,
+    /// Name of the right operand in `combine_body` (the later element).
+    pub rhs: String,
+    pub combine_body: String,
+    pub identity_body: String,
+}
