@@ -1,0 +1,56 @@
+//! `scangen emit`: print the CUDA source of one scan.
+
+use super::op_source::OpSource;
+use super::CliResult;
+use clap::{Args, ValueEnum};
+use scan_codegen::{generate, Algorithm, ScanMode, TuningPolicy};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AlgoArg {
+    KoggeStone,
+    Blelloch,
+    SinglePass,
+}
+
+impl From<AlgoArg> for Algorithm {
+    fn from(a: AlgoArg) -> Algorithm {
+        match a {
+            AlgoArg::KoggeStone => Algorithm::KoggeStone,
+            AlgoArg::Blelloch => Algorithm::Blelloch,
+            AlgoArg::SinglePass => Algorithm::SinglePass,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct EmitArgs {
+    #[command(flatten)]
+    pub source: OpSource,
+    /// Scan algorithm.
+    #[arg(long, value_enum, default_value = "single-pass")]
+    pub algo: AlgoArg,
+    /// Exclusive scan (out[i] combines in[0..i]); the default is inclusive.
+    #[arg(long)]
+    pub exclusive: bool,
+    /// Compute capability the tuning policy is chosen for (90 = H100).
+    #[arg(long, default_value_t = 90)]
+    pub arch: u32,
+    /// Write the source to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(args: EmitArgs) -> CliResult {
+    let spec = args.source.resolve()?;
+    let algorithm = Algorithm::from(args.algo);
+    let mode = if args.exclusive { ScanMode::Exclusive } else { ScanMode::Inclusive };
+    let policy = TuningPolicy::for_target(args.arch, algorithm, spec.element.size());
+    let generated = generate(&spec, algorithm, mode, policy)?;
+    match &args.output {
+        Some(path) => std::fs::write(path, &generated.source)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        None => print!("{}", generated.source),
+    }
+    Ok(())
+}

@@ -1,0 +1,32 @@
+//! Verb dispatch for the `scangen` CLI; one file per verb.
+
+mod emit;
+mod op_source;
+mod ops;
+
+use clap::{Parser, Subcommand};
+
+pub type CliResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Specialized GPU scan (prefix-sum) kernels for any associative operator.
+#[derive(Debug, Parser)]
+#[command(name = "scangen", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the complete CUDA source of a scan for an operator.
+    Emit(emit::EmitArgs),
+    /// List the built-in operators and the element types each is defined on.
+    Ops(ops::OpsArgs),
+}
+
+pub fn run(cli: Cli) -> CliResult {
+    match cli.command {
+        Command::Emit(args) => emit::run(args),
+        Command::Ops(args) => ops::run(args),
+    }
+}

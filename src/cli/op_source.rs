@@ -1,0 +1,56 @@
+//! Where an operator comes from on the command line: a built-in name and type, or a
+//! `#[scan_op]` impl in a Rust source file.
+
+use clap::Args;
+use scan_core::{BuiltinOp, OpSpec, PrimType};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Args)]
+pub struct OpSource {
+    /// Operator: a built-in (`scangen ops` lists them) or, with --file, the name of the type
+    /// that has a `#[scan_op] impl ScanOp` in that file.
+    #[arg(long)]
+    pub op: String,
+    /// Element type of a built-in operator.
+    #[arg(long = "type", value_name = "TYPE", default_value = "i32")]
+    pub ty: String,
+    /// Rust source file defining the operator with `#[scan_op]`.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+impl OpSource {
+    pub fn resolve(&self) -> Result<OpSpec, Box<dyn std::error::Error>> {
+        match &self.file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read operator file {}: {e}", path.display()))?;
+                let file = scan_lower::parse_ops_file(&text)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                Ok(file
+                    .op_spec(&self.op)
+                    .map_err(|e| format!("{}: {e}", path.display()))?)
+            }
+            None => {
+                let op = BuiltinOp::from_name(&self.op).ok_or_else(|| {
+                    let names: Vec<_> = BuiltinOp::ALL.iter().map(|o| o.name()).collect();
+                    format!(
+                        "unknown built-in op `{}`: expected one of {} (or use --file FILE for a #[scan_op] operator)",
+                        self.op,
+                        names.join(", ")
+                    )
+                })?;
+                let ty = PrimType::from_name(&self.ty).ok_or_else(|| {
+                    let names: Vec<_> = PrimType::ALL.iter().map(|t| t.name()).collect();
+                    format!("unknown element type `{}`: expected one of {}", self.ty, names.join(", "))
+                })?;
+                Ok(op.spec(ty)?)
+            }
+        }
+    }
+
+    /// Name of the element type, for snapshot-style file names.
+    pub fn type_label(spec: &OpSpec) -> String {
+        spec.element.c_name().to_string()
+    }
+}
