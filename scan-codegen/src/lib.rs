@@ -3,11 +3,12 @@
 //! The kernel ABI (entry names, parameters, launch shapes, temporary storage) is documented in
 //! ARCHITECTURE.md at the workspace root; the runtime relies on it.
 
+pub mod layout;
 mod policy;
 mod render;
 
 pub use policy::TuningPolicy;
-pub use render::{generate, CodegenError, GeneratedScan};
+pub use render::{generate, snapshot_name, CodegenError, GeneratedScan};
 pub use scan_core::OpSpec;
 
 use std::fmt;

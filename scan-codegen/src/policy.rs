@@ -1,29 +1,146 @@
 //! Tuning numbers, chosen in Rust per architecture and element size; templates only see them as
 //! parameters (and `static_assert` them).
 
+use crate::layout;
+use crate::render::CodegenError;
 use crate::Algorithm;
 
 /// Launch shape of the generated kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TuningPolicy {
-    /// Threads per block; a multiple of 32.
+    /// Threads per block; a multiple of 32, at most 1024.
     pub block_threads: u32,
     /// Elements each thread holds in registers.
     pub items_per_thread: u32,
 }
 
 impl TuningPolicy {
+    /// Largest `items_per_thread` accepted: the items live in registers, fully unrolled.
+    pub const MAX_ITEMS_PER_THREAD: u32 = 64;
+
+    /// Static shared memory a block may use without opting in to more (48 KiB on every arch).
+    pub const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+    /// First and largest `__nanosleep` (ns) of a single-pass look-back waiting on a predecessor
+    /// tile; the wait doubles between the two. Short, because predecessors are usually a few
+    /// hundred cycles from publishing.
+    pub const LOOK_BACK_BACKOFF_MIN_NS: u32 = 32;
+    pub const LOOK_BACK_BACKOFF_MAX_NS: u32 = 512;
+
     /// Elements per tile (one block's share).
     pub fn tile_items(&self) -> u32 {
         self.block_threads * self.items_per_thread
     }
 
     /// The default policy for compute capability `sm` (e.g. 90) and an element of `elem_size` bytes.
+    ///
+    /// Per thread, the policy keeps a budget of element bytes in registers: enough independent
+    /// loads in flight to cover memory latency, not so many that the items spill. Hopper has the
+    /// most bandwidth to cover, so it gets the biggest budget.
     pub fn for_target(sm: u32, algorithm: Algorithm, elem_size: usize) -> TuningPolicy {
-        let _ = (sm, algorithm);
-        // Keep about 64 bytes of elements per thread in registers: enough loads in flight to
-        // cover memory latency without spilling.
-        let items = (64 / elem_size.max(1)).clamp(1, 16) as u32;
-        TuningPolicy { block_threads: 256, items_per_thread: items }
+        let _ = algorithm; // one shape suits all three today; the key is kept for retuning
+        let (block_threads, bytes_per_thread): (u32, usize) = match sm {
+            90.. => (256, 64),
+            80..=89 => (128, 64),
+            _ => (128, 32),
+        };
+        let size = elem_size.max(1);
+        // A power of two: the transpose buffer's padding then makes it conflict-free
+        // (layout::smem_pad_every).
+        let items = prev_power_of_two((bytes_per_thread / size).clamp(1, 16) as u32);
+        // Big elements: one item per thread, and fewer threads, so a tile's shared-memory transpose
+        // stays at about 16 KiB (several blocks per SM).
+        let max_threads = ((16 * 1024 / size) as u32 / 32 * 32).max(32);
+        TuningPolicy { block_threads: block_threads.min(max_threads), items_per_thread: items }
+    }
+
+    /// Checks that the generated code can be built and launched with this policy for an element
+    /// of `elem_size` bytes (alignment `elem_align`).
+    pub fn validate(&self, algorithm: Algorithm, elem_size: usize, elem_align: usize) -> Result<(), CodegenError> {
+        let bad = |msg: String| Err(CodegenError::InvalidPolicy(msg));
+        if self.block_threads == 0 || self.block_threads % 32 != 0 {
+            return bad(format!("block_threads = {} must be a positive multiple of 32 (the warp size)", self.block_threads));
+        }
+        if self.block_threads > 1024 {
+            return bad(format!("block_threads = {} exceeds the CUDA limit of 1024 threads per block", self.block_threads));
+        }
+        if self.items_per_thread == 0 || self.items_per_thread > Self::MAX_ITEMS_PER_THREAD {
+            return bad(format!(
+                "items_per_thread = {} must be between 1 and {} (items are held in registers)",
+                self.items_per_thread,
+                Self::MAX_ITEMS_PER_THREAD
+            ));
+        }
+        if elem_size == 0 {
+            return bad("the element has size 0; scan elements must occupy at least one byte".into());
+        }
+        let smem = layout::static_shared_bytes(self, algorithm, elem_size, elem_align);
+        if smem > Self::MAX_STATIC_SHARED_BYTES {
+            return bad(format!(
+                "a block would need {smem} bytes of shared memory ({} threads x {} items of {elem_size} bytes), \
+                 over the {} bytes of static shared memory; lower block_threads or items_per_thread",
+                self.block_threads,
+                self.items_per_thread,
+                Self::MAX_STATIC_SHARED_BYTES
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn prev_power_of_two(x: u32) -> u32 {
+    1 << (31 - x.max(1).leading_zeros())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_for_every_size() {
+        for sm in [70, 75, 80, 86, 89, 90, 100] {
+            for alg in Algorithm::ALL {
+                for size in [1usize, 2, 4, 8, 12, 16, 24, 32, 64, 100, 128, 256, 512] {
+                    let align = size.min(8).next_power_of_two().min(size.next_power_of_two());
+                    let align = if size % align == 0 { align } else { 1 };
+                    let p = TuningPolicy::for_target(sm, alg, size);
+                    p.validate(alg, size, align).unwrap_or_else(|e| panic!("sm{sm} {alg} {size}B: {e}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn default_shapes() {
+        let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
+        assert_eq!((p.block_threads, p.items_per_thread), (256, 16));
+        let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 8);
+        assert_eq!((p.block_threads, p.items_per_thread), (256, 8));
+        let p = TuningPolicy::for_target(80, Algorithm::KoggeStone, 4);
+        assert_eq!((p.block_threads, p.items_per_thread), (128, 16));
+        let p = TuningPolicy::for_target(90, Algorithm::KoggeStone, 12);
+        assert_eq!((p.block_threads, p.items_per_thread), (256, 4));
+        let p = TuningPolicy::for_target(75, Algorithm::Blelloch, 8);
+        assert_eq!((p.block_threads, p.items_per_thread), (128, 4));
+        let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 256);
+        assert_eq!((p.block_threads, p.items_per_thread), (64, 1));
+    }
+
+    fn err(p: TuningPolicy, size: usize) -> String {
+        p.validate(Algorithm::SinglePass, size, size.min(8)).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn invalid_policies_are_rejected_with_a_reason() {
+        let p = |b, i| TuningPolicy { block_threads: b, items_per_thread: i };
+        assert!(err(p(100, 4), 4).contains("multiple of 32"), "{}", err(p(100, 4), 4));
+        assert!(err(p(0, 4), 4).contains("multiple of 32"));
+        assert!(err(p(2048, 4), 4).contains("1024"));
+        assert!(err(p(256, 0), 4).contains("items_per_thread = 0"));
+        assert!(err(p(256, 65), 4).contains("between 1 and 64"));
+        assert!(err(p(1024, 16), 8).contains("shared memory"), "{}", err(p(1024, 16), 8));
+        assert!(err(p(256, 4), 0).contains("size 0"));
+        assert!(p(1024, 1).validate(Algorithm::Blelloch, 4, 4).is_ok());
+        assert!(p(32, 1).validate(Algorithm::KoggeStone, 1, 1).is_ok());
     }
 }

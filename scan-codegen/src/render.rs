@@ -1,12 +1,16 @@
-//! Template rendering (placeholder until the kernel templates land).
+//! Template rendering: [`generate`] fills the kernel templates of `templates/` for one operator.
 
+use crate::layout;
 use crate::{Algorithm, ScanMode, TuningPolicy};
-use scan_core::OpSpec;
+use scan_core::{ElementType, OpSpec};
+use std::sync::OnceLock;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CodegenError {
     #[error("invalid tuning policy: {0}")]
     InvalidPolicy(String),
+    #[error("invalid operator: {0}")]
+    InvalidOp(String),
     #[error("template rendering failed: {0}")]
     Template(String),
 }
@@ -21,12 +25,345 @@ pub struct GeneratedScan {
     pub elem_size: usize,
 }
 
+impl GeneratedScan {
+    /// `scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned int epoch)`
+    pub const SINGLE_PASS_KERNEL: &'static str = "scangen_single_pass";
+    /// `scangen_reduce_tiles(const T* in, T* tile_totals, unsigned long long n)`
+    pub const REDUCE_TILES_KERNEL: &'static str = "scangen_reduce_tiles";
+    /// `scangen_scan_tiles(const T* in, T* out, unsigned long long n, const T* tile_prefixes)`
+    pub const SCAN_TILES_KERNEL: &'static str = "scangen_scan_tiles";
+    /// `scangen_scan_spine(const T* in, T* out, unsigned long long n, const T* tile_prefixes)`
+    pub const SCAN_SPINE_KERNEL: &'static str = "scangen_scan_spine";
+
+    /// Largest epoch the single-pass kernel accepts; after it the runtime wraps back to 1.
+    ///
+    /// Status words keep 30 bits of epoch. It is even so that wrapping (`MAX_EPOCH` -> 1) still
+    /// alternates the parity that selects the tile-id counter.
+    pub const MAX_EPOCH: u32 = (1 << 30) - 2;
+
+    /// Elements per tile (one block's share).
+    pub fn tile_items(&self) -> u64 {
+        u64::from(self.policy.tile_items())
+    }
+
+    /// Tiles (= blocks) for `n` elements.
+    pub fn num_tiles(&self, n: u64) -> u64 {
+        n.div_ceil(self.tile_items())
+    }
+
+    /// Bytes of single-pass tile state for `num_tiles` tiles; 0 for the hierarchical algorithms,
+    /// which use no tile state. Zero it once when allocating it (see ARCHITECTURE.md).
+    ///
+    /// Layout (offsets from the start, which must be 128-byte aligned):
+    /// * `[0, 128)`: header; `u32` tile-id counters at bytes 0 and 4, the rest unused.
+    /// * elements of at most 4 bytes: at 128, one `u64` per tile: low half the status word
+    ///   (`epoch << 2 | state`, state 1 = aggregate, 2 = inclusive), high half the value's bytes.
+    /// * larger elements: at 128, one `u32` status word per tile; then, each starting at a
+    ///   multiple of 128 bytes past the previous array, `T aggregate[num_tiles]` and
+    ///   `T inclusive[num_tiles]`.
+    pub fn tile_state_bytes(&self, num_tiles: u64) -> u64 {
+        match self.algorithm {
+            Algorithm::SinglePass => layout::tile_state_bytes(self.elem_size, num_tiles),
+            _ => 0,
+        }
+    }
+
+    /// The kernels this source defines.
+    pub fn kernel_names(&self) -> &'static [&'static str] {
+        match self.algorithm {
+            Algorithm::SinglePass => &[Self::SINGLE_PASS_KERNEL],
+            _ => &[Self::REDUCE_TILES_KERNEL, Self::SCAN_TILES_KERNEL, Self::SCAN_SPINE_KERNEL],
+        }
+    }
+
+    /// Hierarchical plan: element counts of levels 1..=k (tile totals of level 0, of level 1,
+    /// ...), stopping at the first level that fits in one tile. Empty when `n` fits in one tile.
+    pub fn spine_levels(&self, n: u64) -> Vec<u64> {
+        let t = self.tile_items();
+        let mut levels = Vec::new();
+        let mut m = n;
+        while m > t {
+            m = m.div_ceil(t);
+            levels.push(m);
+        }
+        levels
+    }
+}
+
+/// `<op>__<type>__<algo>__<mode>`, e.g. `max__i32__single-pass__inclusive`: the name of a
+/// snapshot and of `scangen emit` output files.
+pub fn snapshot_name(op_name: &str, type_name: &str, algorithm: Algorithm, mode: ScanMode) -> String {
+    format!("{op_name}__{type_name}__{}__{}", algorithm.name(), mode.name())
+}
+
+const TEMPLATES: [(&str, &str); 10] = [
+    ("rust_semantics.cu.tera", include_str!("../../templates/rust_semantics.cu.tera")),
+    ("prelude.cu.tera", include_str!("../../templates/prelude.cu.tera")),
+    ("warp_scan.cu.tera", include_str!("../../templates/warp_scan.cu.tera")),
+    ("block_scan_kogge_stone.cu.tera", include_str!("../../templates/block_scan_kogge_stone.cu.tera")),
+    ("block_scan_blelloch.cu.tera", include_str!("../../templates/block_scan_blelloch.cu.tera")),
+    ("tile.cu.tera", include_str!("../../templates/tile.cu.tera")),
+    ("look_back.cu.tera", include_str!("../../templates/look_back.cu.tera")),
+    ("single_pass.cu.tera", include_str!("../../templates/single_pass.cu.tera")),
+    ("hierarchical.cu.tera", include_str!("../../templates/hierarchical.cu.tera")),
+    ("scan.cu.tera", include_str!("../../templates/scan.cu.tera")),
+];
+
+fn engine() -> Result<&'static tera::Tera, CodegenError> {
+    static ENGINE: OnceLock<Result<tera::Tera, String>> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            let mut t = tera::Tera::default();
+            t.autoescape_on(vec![]);
+            t.add_raw_templates(TEMPLATES.to_vec()).map_err(|e| error_chain(&e))?;
+            Ok(t)
+        })
+        .as_ref()
+        .map_err(|e| CodegenError::Template(e.clone()))
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        src = inner.source();
+    }
+    s
+}
+
+#[derive(serde::Serialize)]
+struct Field {
+    ty: &'static str,
+    name: String,
+}
+
+fn is_c_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Indents every line of a function body and drops trailing whitespace.
+fn indent_body(body: &str) -> String {
+    body.trim()
+        .lines()
+        .map(|l| if l.trim().is_empty() { String::new() } else { format!("    {}", l.trim_end()) })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn validate_op(op: &OpSpec) -> Result<(), CodegenError> {
+    let bad = |m: String| Err(CodegenError::InvalidOp(m));
+    for (what, name) in [("operator name", op.name.as_str()), ("lhs parameter", &op.lhs), ("rhs parameter", &op.rhs)] {
+        if name.is_empty() || name.contains(['\n', '\r']) {
+            return bad(format!("{what} `{name}` must be a non-empty single line"));
+        }
+    }
+    for (what, name) in [("lhs parameter", &op.lhs), ("rhs parameter", &op.rhs)] {
+        if !is_c_identifier(name) {
+            return bad(format!("{what} `{name}` is not a C identifier"));
+        }
+    }
+    if op.lhs == op.rhs {
+        return bad(format!("lhs and rhs parameters are both named `{}`", op.lhs));
+    }
+    if let ElementType::Struct(s) = &op.element {
+        if !is_c_identifier(&s.name) {
+            return bad(format!("struct name `{}` is not a C identifier", s.name));
+        }
+        if s.fields.is_empty() {
+            return bad(format!("struct `{}` has no fields", s.name));
+        }
+        for f in &s.fields {
+            if !is_c_identifier(&f.name) {
+                return bad(format!("field `{}` of `{}` is not a C identifier", f.name, s.name));
+            }
+        }
+        if s.align == 0 || !s.align.is_power_of_two() || s.size % s.align != 0 {
+            return bad(format!("struct `{}` has an impossible layout (size {}, align {})", s.name, s.size, s.align));
+        }
+    }
+    Ok(())
+}
+
+/// Renders the complete CUDA source for `op` scanned by `algorithm` in `mode`.
 pub fn generate(
     op: &OpSpec,
     algorithm: Algorithm,
     mode: ScanMode,
     policy: TuningPolicy,
 ) -> Result<GeneratedScan, CodegenError> {
-    let _ = op;
-    Err(CodegenError::Template(format!("{algorithm} {mode} {policy:?}: templates not written yet")))
+    validate_op(op)?;
+    let elem_size = op.element.size();
+    let elem_align = op.element.align();
+    policy.validate(algorithm, elem_size, elem_align)?;
+
+    let mut ctx = tera::Context::new();
+    ctx.insert("op_name", &op.name);
+    ctx.insert("elem_name", op.element.c_name());
+    ctx.insert("elem_size", &elem_size);
+    ctx.insert("elem_align", &elem_align);
+    let (is_struct, fields) = match &op.element {
+        ElementType::Prim(_) => (false, Vec::new()),
+        ElementType::Struct(s) => (
+            true,
+            s.fields.iter().map(|f| Field { ty: f.ty.name(), name: f.name.clone() }).collect(),
+        ),
+    };
+    ctx.insert("is_struct", &is_struct);
+    ctx.insert("fields", &fields);
+    ctx.insert("lhs", &op.lhs);
+    ctx.insert("rhs", &op.rhs);
+    ctx.insert("combine_body", &indent_body(&op.combine_body));
+    ctx.insert("identity_body", &indent_body(&op.identity_body));
+
+    ctx.insert("algorithm", algorithm.name());
+    ctx.insert("mode", mode.name());
+    ctx.insert("single_pass", &(algorithm == Algorithm::SinglePass));
+    ctx.insert("blelloch", &(algorithm == Algorithm::Blelloch));
+    ctx.insert("exclusive", &(mode == ScanMode::Exclusive));
+
+    ctx.insert("block_threads", &policy.block_threads);
+    ctx.insert("items_per_thread", &policy.items_per_thread);
+    ctx.insert("tile_items", &policy.tile_items());
+    ctx.insert("warps", &(policy.block_threads / 32));
+    ctx.insert("words", &elem_size.div_ceil(4));
+
+    let pad_every = layout::smem_pad_every(elem_size, policy.items_per_thread);
+    ctx.insert("pad_every", &pad_every);
+    ctx.insert("bank_row_bytes", &layout::BANK_ROW_BYTES);
+    ctx.insert("smem_tile_elems", &layout::smem_tile_elems(&policy, elem_size));
+
+    let leaves = layout::blelloch_leaves(policy.block_threads);
+    ctx.insert("blelloch_leaves", &leaves);
+    ctx.insert("blelloch_padded", &(leaves != policy.block_threads));
+    ctx.insert("blelloch_smem_elems", &layout::blelloch_smem_elems(policy.block_threads));
+    ctx.insert("log_num_banks", &layout::LOG_NUM_BANKS);
+
+    ctx.insert("packed_status", &(elem_size <= layout::PACKED_STATUS_MAX_ELEM));
+    ctx.insert("tile_state_header", &layout::TILE_STATE_HEADER_BYTES);
+    ctx.insert("tile_state_align", &layout::TILE_STATE_ARRAY_ALIGN);
+    ctx.insert("max_epoch", &GeneratedScan::MAX_EPOCH);
+    ctx.insert("backoff_min_ns", &TuningPolicy::LOOK_BACK_BACKOFF_MIN_NS);
+    ctx.insert("backoff_max_ns", &TuningPolicy::LOOK_BACK_BACKOFF_MAX_NS);
+
+    let raw = engine()?.render("scan.cu.tera", &ctx).map_err(|e| CodegenError::Template(error_chain(&e)))?;
+    Ok(GeneratedScan { source: normalize(&raw), algorithm, mode, policy, elem_size })
+}
+
+/// Deterministic layout: no trailing whitespace, at most one blank line in a row, no blank line
+/// right after an opening brace or before a closing one, exactly one final newline.
+fn normalize(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut blank_pending = false;
+    let mut last_opens = true; // start of file: drop leading blank lines
+    for line in raw.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank_pending = true;
+            continue;
+        }
+        let closes = line.trim_start().starts_with('}');
+        if blank_pending && !last_opens && !closes {
+            out.push('\n');
+        }
+        blank_pending = false;
+        out.push_str(line);
+        out.push('\n');
+        last_opens = line.ends_with('{');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scan_core::{BuiltinOp, PrimType};
+
+    #[test]
+    fn snapshot_names() {
+        assert_eq!(
+            snapshot_name("max", "i32", Algorithm::SinglePass, ScanMode::Inclusive),
+            "max__i32__single-pass__inclusive"
+        );
+        assert_eq!(
+            snapshot_name("add", "f64", Algorithm::KoggeStone, ScanMode::Exclusive),
+            "add__f64__kogge-stone__exclusive"
+        );
+    }
+
+    #[test]
+    fn normalize_is_tidy() {
+        assert_eq!(normalize("\n\na {  \n\n\n  b;\n\n\n\nc\n\n}\n\n"), "a {\n  b;\n\nc\n}\n");
+    }
+
+    #[test]
+    fn every_builtin_renders_and_reports_its_abi() {
+        for op in BuiltinOp::ALL {
+            for ty in op.types() {
+                let spec = op.spec(ty).unwrap();
+                for alg in Algorithm::ALL {
+                    for mode in ScanMode::ALL {
+                        let p = TuningPolicy::for_target(90, alg, ty.size());
+                        let g = generate(&spec, alg, mode, p).unwrap();
+                        assert!(g.source.ends_with("}\n") && !g.source.ends_with("\n\n"));
+                        assert!(!g.source.lines().any(|l| l.ends_with(' ') || l.ends_with('\t')));
+                        assert!(!g.source.contains("{{") && !g.source.contains("{%"));
+                        for k in g.kernel_names() {
+                            assert!(g.source.contains(&format!("\n{k}(")), "{k} missing");
+                        }
+                        assert_eq!(g.elem_size, ty.size());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn abi_numbers() {
+        let spec = BuiltinOp::Add.spec(PrimType::F64).unwrap();
+        let p = TuningPolicy { block_threads: 128, items_per_thread: 4 };
+        let g = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap();
+        assert_eq!(g.tile_items(), 512);
+        assert_eq!(g.num_tiles(1025), 3);
+        assert_eq!(g.tile_state_bytes(3), 128 + 128 + 2 * 128);
+        assert_eq!(g.kernel_names(), &["scangen_single_pass"]);
+        let h = generate(&spec, Algorithm::Blelloch, ScanMode::Inclusive, p).unwrap();
+        assert_eq!(h.tile_state_bytes(3), 0);
+        assert_eq!(h.kernel_names().len(), 3);
+        assert_eq!(h.spine_levels(512), Vec::<u64>::new());
+        assert_eq!(h.spine_levels(513), vec![2]);
+        assert_eq!(h.spine_levels(512 * 512 + 1), vec![513, 2]);
+        assert_eq!(GeneratedScan::MAX_EPOCH % 2, 0);
+        assert!(GeneratedScan::MAX_EPOCH < 1 << 30);
+    }
+
+    #[test]
+    fn invalid_policy_is_an_error() {
+        let spec = BuiltinOp::Add.spec(PrimType::I32).unwrap();
+        let p = TuningPolicy { block_threads: 48, items_per_thread: 4 };
+        let e = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap_err();
+        assert!(matches!(e, CodegenError::InvalidPolicy(_)));
+        assert!(e.to_string().contains("multiple of 32"));
+    }
+
+    #[test]
+    fn invalid_op_is_an_error() {
+        let mut spec = BuiltinOp::Add.spec(PrimType::I32).unwrap();
+        spec.rhs = "a".into();
+        let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
+        let e = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap_err();
+        assert!(matches!(e, CodegenError::InvalidOp(_)), "{e}");
+    }
+
+    #[test]
+    fn generation_is_deterministic() {
+        let spec = BuiltinOp::Max.spec(PrimType::U16).unwrap();
+        let p = TuningPolicy::for_target(80, Algorithm::Blelloch, 2);
+        let a = generate(&spec, Algorithm::Blelloch, ScanMode::Exclusive, p).unwrap().source;
+        let b = generate(&spec, Algorithm::Blelloch, ScanMode::Exclusive, p).unwrap().source;
+        assert_eq!(a, b);
+    }
 }

@@ -1,5 +1,6 @@
 //! Verb dispatch for the `scangen` CLI; one file per verb.
 
+mod bench;
 mod emit;
 mod op_source;
 mod ops;
@@ -22,11 +23,14 @@ pub enum Command {
     Emit(emit::EmitArgs),
     /// List the built-in operators and the element types each is defined on.
     Ops(ops::OpsArgs),
+    /// Time scans against a device-to-device copy of the same bytes (needs a GPU; or --backend cpu).
+    Bench(bench::BenchArgs),
 }
 
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Emit(args) => emit::run(args),
         Command::Ops(args) => ops::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }

@@ -49,8 +49,4 @@ impl OpSource {
         }
     }
 
-    /// Name of the element type, for snapshot-style file names.
-    pub fn type_label(spec: &OpSpec) -> String {
-        spec.element.c_name().to_string()
-    }
 }

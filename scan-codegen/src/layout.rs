@@ -1,0 +1,188 @@
+//! Host-side arithmetic the templates rely on: shared-memory padding, Blelloch tree sizes, the
+//! single-pass tile-state layout. The generated code `static_assert`s what it can of these, so
+//! the host and the device cannot silently disagree.
+
+use crate::policy::TuningPolicy;
+use crate::Algorithm;
+
+/// Bytes of one row of shared-memory banks (32 banks x 4 bytes).
+pub const BANK_ROW_BYTES: usize = 128;
+
+/// Elements of padding-free run in the tile transpose buffer: one padding element follows every
+/// `pad_every` elements (one 128-byte bank row), so the blocked read (lane `l` reads
+/// `l * items + i`) spreads over all banks. 0 means no padding.
+///
+/// As in CUB's `BlockExchange`, padding only pays when `items_per_thread` is a power of two
+/// (then every lane of a half row would hit the same banks); with odd counts the unpadded
+/// stride is already conflict-free and padding would add conflicts. Elements bigger than half
+/// a row, or of a size that is not a power of two, gain nothing from it.
+pub fn smem_pad_every(elem_size: usize, items_per_thread: u32) -> u32 {
+    let pow2_items = items_per_thread >= 2 && items_per_thread.is_power_of_two();
+    if pow2_items && elem_size.is_power_of_two() && elem_size <= BANK_ROW_BYTES / 2 {
+        (BANK_ROW_BYTES / elem_size) as u32
+    } else {
+        0
+    }
+}
+
+/// Padded index of element `i` of the transpose buffer.
+pub fn smem_index(i: u32, pad_every: u32) -> u32 {
+    if pad_every == 0 {
+        i
+    } else {
+        i + i / pad_every
+    }
+}
+
+/// Elements in the tile transpose buffer, padding included.
+pub fn smem_tile_elems(policy: &TuningPolicy, elem_size: usize) -> u32 {
+    let tile = policy.tile_items();
+    smem_index(tile - 1, smem_pad_every(elem_size, policy.items_per_thread)) + 1
+}
+
+/// GPU Gems 3 `LOG_NUM_BANKS`.
+pub const LOG_NUM_BANKS: u32 = 5;
+
+/// The bank-conflict padding of GPU Gems 3 ch. 39, with the book's precedence bug fixed.
+pub fn conflict_free_offset(n: u32) -> u32 {
+    (n >> LOG_NUM_BANKS) + (n >> (2 * LOG_NUM_BANKS))
+}
+
+/// Leaves of the Blelloch tree: `block_threads` rounded up to a power of two.
+pub fn blelloch_leaves(block_threads: u32) -> u32 {
+    block_threads.next_power_of_two()
+}
+
+/// Shared elements of the Blelloch tree, conflict-free padding included.
+pub fn blelloch_smem_elems(block_threads: u32) -> u32 {
+    let n = blelloch_leaves(block_threads);
+    n + conflict_free_offset(n - 1)
+}
+
+fn round_up(x: u64, to: u64) -> u64 {
+    x.div_ceil(to) * to
+}
+
+/// Static shared memory of one block (upper bound: C may add a little alignment padding).
+pub fn static_shared_bytes(policy: &TuningPolicy, algorithm: Algorithm, elem_size: usize, elem_align: usize) -> u64 {
+    let size = elem_size as u64;
+    let align = elem_align.max(1) as u64;
+    let tile = u64::from(smem_tile_elems(policy, elem_size)) * size;
+    let block = match algorithm {
+        Algorithm::Blelloch => (u64::from(blelloch_smem_elems(policy.block_threads)) + 1) * size,
+        _ => u64::from(policy.block_threads / 32) * size,
+    };
+    // + prefix, tile id and alignment slack.
+    round_up(tile, align) + round_up(block, align) + size + 4 + 2 * align
+}
+
+/// Tile-state header: the two tile-id counters, padded so the per-tile arrays stay aligned.
+pub const TILE_STATE_HEADER_BYTES: u64 = 128;
+/// Alignment of each per-tile array in the tile state.
+pub const TILE_STATE_ARRAY_ALIGN: u64 = 128;
+/// Elements up to this size share a 64-bit word with their tile's status word.
+pub const PACKED_STATUS_MAX_ELEM: usize = 4;
+
+/// Bytes of single-pass tile state for `num_tiles` tiles (see `templates/look_back.cu.tera`).
+pub fn tile_state_bytes(elem_size: usize, num_tiles: u64) -> u64 {
+    let n = num_tiles.max(1);
+    if elem_size <= PACKED_STATUS_MAX_ELEM {
+        TILE_STATE_HEADER_BYTES + 8 * n
+    } else {
+        let flags = round_up(4 * n, TILE_STATE_ARRAY_ALIGN);
+        let values = round_up(elem_size as u64 * n, TILE_STATE_ARRAY_ALIGN);
+        TILE_STATE_HEADER_BYTES + flags + 2 * values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflict_free_offset_is_the_corrected_macro() {
+        assert_eq!(conflict_free_offset(0), 0);
+        assert_eq!(conflict_free_offset(31), 0);
+        assert_eq!(conflict_free_offset(32), 1);
+        assert_eq!(conflict_free_offset(1023), 31);
+        assert_eq!(conflict_free_offset(1024), 33);
+        // The book's macro, `n >> NUM_BANKS + n >> (2 * LOG_NUM_BANKS)`, would parse as
+        // `n >> (32 + n) >> 10`, which is 0 (or undefined) for every n: no padding at all.
+        assert_eq!(blelloch_smem_elems(256), 256 + 7);
+        assert_eq!(blelloch_smem_elems(96), 128 + 3);
+        assert_eq!(blelloch_leaves(96), 128);
+        assert_eq!(blelloch_smem_elems(1024), 1024 + 31 + 0);
+    }
+
+    /// Bank of each 4-byte word a warp touches in one blocked read step; returns the worst
+    /// number of distinct words mapped to one bank (1 = conflict free).
+    fn blocked_read_conflicts(elem_size: usize, items: u32, i: u32) -> usize {
+        let pad = smem_pad_every(elem_size, items);
+        let words_per_elem = elem_size.div_ceil(4).max(1);
+        // 8-byte accesses are served per half warp, 16-byte per quarter warp.
+        let group = (32 / words_per_elem.clamp(1, 4)) as u32;
+        let mut worst = 1;
+        for g in 0..32 / group {
+            let mut banks: Vec<Vec<usize>> = vec![Vec::new(); 32];
+            for lane in g * group..(g + 1) * group {
+                let e = smem_index(lane * items + i, pad) as usize;
+                for w in 0..words_per_elem {
+                    let word = (e * elem_size) / 4 + w;
+                    if !banks[word % 32].contains(&word) {
+                        banks[word % 32].push(word);
+                    }
+                }
+            }
+            worst = worst.max(banks.iter().map(|b| b.len()).max().unwrap());
+        }
+        worst
+    }
+
+    #[test]
+    fn padding_makes_blocked_reads_conflict_free() {
+        for (size, items) in [(4usize, 16u32), (4, 15), (4, 8), (4, 2), (8, 8), (8, 7), (8, 4), (16, 4), (16, 1)] {
+            for i in 0..items {
+                assert_eq!(blocked_read_conflicts(size, items, i), 1, "{size}B x {items} items, item {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn padding_keeps_striped_writes_conflict_free() {
+        // Lane l writes element i * 32 + l: a padded run of 32 consecutive elements.
+        for size in [4usize, 8] {
+            let pad = smem_pad_every(size, 16 / size as u32);
+            for i in 0..16u32 {
+                let idx: Vec<u32> = (0..32).map(|l| smem_index(i * 32 + l, pad)).collect();
+                let banks: std::collections::HashSet<u32> =
+                    idx.iter().map(|e| (e * size as u32 / 4) % 32).collect();
+                assert_eq!(banks.len(), if size == 4 { 32 } else { 16 }, "{size}B step {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn pad_every_and_buffer_sizes() {
+        assert_eq!(smem_pad_every(1, 16), 128);
+        assert_eq!(smem_pad_every(4, 16), 32);
+        assert_eq!(smem_pad_every(8, 8), 16);
+        assert_eq!(smem_pad_every(8, 7), 0);
+        assert_eq!(smem_pad_every(8, 1), 0);
+        assert_eq!(smem_pad_every(12, 4), 0);
+        assert_eq!(smem_pad_every(64, 2), 2);
+        assert_eq!(smem_pad_every(128, 2), 0);
+        let p = TuningPolicy { block_threads: 256, items_per_thread: 16 };
+        assert_eq!(smem_tile_elems(&p, 4), 4096 + 127);
+        let p = TuningPolicy { block_threads: 256, items_per_thread: 1 };
+        assert_eq!(smem_tile_elems(&p, 128), 256);
+    }
+
+    #[test]
+    fn tile_state_sizes() {
+        assert_eq!(tile_state_bytes(4, 10), 128 + 80);
+        assert_eq!(tile_state_bytes(1, 1), 136);
+        assert_eq!(tile_state_bytes(8, 10), 128 + 128 + 2 * 128);
+        assert_eq!(tile_state_bytes(8, 100), 128 + 512 + 2 * 896);
+        assert_eq!(tile_state_bytes(12, 0), tile_state_bytes(12, 1));
+    }
+}

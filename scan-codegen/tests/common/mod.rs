@@ -1,0 +1,88 @@
+//! Hand-built operators over `#[repr(C)]` structs, shared by the snapshot and NVRTC tests.
+#![allow(dead_code)]
+
+use scan_core::{ElementType, OpSpec, PrimType, StructDecl, StructField};
+
+fn decl(name: &str, fields: &[(&str, PrimType)]) -> ElementType {
+    ElementType::Struct(StructDecl::new(
+        name,
+        fields.iter().map(|(n, t)| StructField { name: (*n).into(), ty: *t }).collect(),
+    ))
+}
+
+fn op(name: &str, element: ElementType, combine: &str, identity: &str) -> OpSpec {
+    OpSpec {
+        name: name.into(),
+        element,
+        lhs: "lhs".into(),
+        rhs: "rhs".into(),
+        combine_body: combine.into(),
+        identity_body: identity.into(),
+    }
+}
+
+/// Composition of affine maps x -> a*x + b, earlier map applied first (not commutative);
+/// 8 bytes.
+pub fn affine_f32() -> OpSpec {
+    op(
+        "affine_compose",
+        decl("Affine", &[("a", PrimType::F32), ("b", PrimType::F32)]),
+        "f32 a = lhs.a * rhs.a;\nf32 b = rhs.a * lhs.b + rhs.b;\nAffine r;\nr.a = a;\nr.b = b;\nreturn r;",
+        "Affine r;\nr.a = 1.0f;\nr.b = 0.0f;\nreturn r;",
+    )
+}
+
+/// 12 bytes: count, sum and maximum in one pass.
+pub fn stats_12() -> OpSpec {
+    op(
+        "stats",
+        decl("Stats", &[("count", PrimType::U32), ("sum", PrimType::F32), ("max", PrimType::F32)]),
+        "Stats r;\nr.count = lhs.count + rhs.count;\nr.sum = lhs.sum + rhs.sum;\nr.max = fmaxf(lhs.max, rhs.max);\nreturn r;",
+        "Stats r;\nr.count = 0u;\nr.sum = -0.0f;\nr.max = __int_as_float((int)0xff800000u);\nreturn r;",
+    )
+}
+
+/// 2 bytes: a wrapping byte sum and a byte maximum.
+pub fn byte_pair() -> OpSpec {
+    op(
+        "byte_pair",
+        decl("BytePair", &[("sum", PrimType::U8), ("max", PrimType::U8)]),
+        "BytePair r;\nr.sum = (u8)((u32)lhs.sum + (u32)rhs.sum);\nr.max = lhs.max < rhs.max ? rhs.max : lhs.max;\nreturn r;",
+        "BytePair r;\nr.sum = (u8)0;\nr.max = (u8)0;\nreturn r;",
+    )
+}
+
+/// 16 bytes, 4-byte aligned: 2x2 matrix product, earlier on the left (not commutative).
+pub fn mat2_f32() -> OpSpec {
+    op(
+        "mat2_mul",
+        decl("Mat2", &[("m00", PrimType::F32), ("m01", PrimType::F32), ("m10", PrimType::F32), ("m11", PrimType::F32)]),
+        "Mat2 r;\nr.m00 = lhs.m00 * rhs.m00 + lhs.m01 * rhs.m10;\nr.m01 = lhs.m00 * rhs.m01 + lhs.m01 * rhs.m11;\n\
+         r.m10 = lhs.m10 * rhs.m00 + lhs.m11 * rhs.m10;\nr.m11 = lhs.m10 * rhs.m01 + lhs.m11 * rhs.m11;\nreturn r;",
+        "Mat2 r;\nr.m00 = 1.0f;\nr.m01 = 0.0f;\nr.m10 = 0.0f;\nr.m11 = 1.0f;\nreturn r;",
+    )
+}
+
+/// 16 bytes, 8-byte aligned: affine composition in f64.
+pub fn affine_f64() -> OpSpec {
+    op(
+        "affine_compose_f64",
+        decl("AffineF64", &[("a", PrimType::F64), ("b", PrimType::F64)]),
+        "AffineF64 r;\nr.a = lhs.a * rhs.a;\nr.b = rhs.a * lhs.b + rhs.b;\nreturn r;",
+        "AffineF64 r;\nr.a = 1.0;\nr.b = 0.0;\nreturn r;",
+    )
+}
+
+/// 24 bytes with interior padding (u8, f64, u16).
+pub fn mixed_24() -> OpSpec {
+    op(
+        "mixed",
+        decl("Mixed", &[("flag", PrimType::U8), ("value", PrimType::F64), ("tag", PrimType::U16)]),
+        "Mixed r;\nr.flag = (u8)(lhs.flag | rhs.flag);\nr.value = lhs.value + rhs.value;\nr.tag = lhs.tag < rhs.tag ? rhs.tag : lhs.tag;\nreturn r;",
+        "Mixed r;\nr.flag = (u8)0;\nr.value = -0.0;\nr.tag = (u16)0;\nreturn r;",
+    )
+}
+
+pub fn struct_ops() -> Vec<OpSpec> {
+    vec![affine_f32(), stats_12(), byte_pair(), mat2_f32(), affine_f64(), mixed_24()]
+}

@@ -1,0 +1,290 @@
+//! Compiles every generated kernel with the real NVRTC (no GPU needed), then assembles the PTX
+//! with `ptxas -v` and checks that 4- and 8-byte elements use no local memory: no stack frame,
+//! no spills.
+//!
+//! Needs NVRTC and ptxas: `. scripts/cuda-tools.sh`. Without them the test prints why and passes,
+//! unless `SCANGEN_REQUIRE_NVRTC=1` (CI), which makes it fail.
+
+mod common;
+
+use cudarc::nvrtc::{result, sys};
+use scan_codegen::{generate, snapshot_name, Algorithm, GeneratedScan, ScanMode, TuningPolicy};
+use scan_core::{BuiltinOp, OpSpec};
+use std::ffi::CString;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+const ARCHS: [u32; 2] = [80, 90];
+
+struct Job {
+    name: String,
+    op: OpSpec,
+    algorithm: Algorithm,
+    mode: ScanMode,
+    sm: u32,
+}
+
+#[derive(Debug, Default, Clone)]
+struct FunctionInfo {
+    name: String,
+    registers: u32,
+    stack_frame: u32,
+    spill_stores: u32,
+    spill_loads: u32,
+}
+
+struct Outcome {
+    job: usize,
+    result: Result<(Vec<FunctionInfo>, String), String>,
+}
+
+fn tools_present() -> Result<(), String> {
+    // SAFETY: only tries to dlopen the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("NVRTC not found".into());
+    }
+    match Command::new("ptxas").arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        _ => Err("ptxas not found on PATH".into()),
+    }
+}
+
+fn c_log(chars: Vec<std::ffi::c_char>) -> String {
+    let bytes: Vec<u8> = chars.into_iter().map(|c| c as u8).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Compiles `source` to PTX for `compute_<sm>`; returns (ptx, log) or the log with context.
+fn nvrtc_compile(source: &str, name: &str, sm: u32) -> Result<(String, String), String> {
+    let src = CString::new(source).expect("no NUL in generated source");
+    let cname = CString::new(format!("{name}.cu")).unwrap();
+    let prog = result::create_program(&src, Some(&cname)).map_err(|e| format!("nvrtcCreateProgram: {e:?}"))?;
+    let options = [format!("--gpu-architecture=compute_{sm}"), "--std=c++17".to_string()];
+    // SAFETY: prog is a live program; it is destroyed exactly once below.
+    let compiled = unsafe { result::compile_program(prog, &options) };
+    let log = unsafe { result::get_program_log(prog) }.map(c_log).unwrap_or_default();
+    let ptx = match compiled {
+        Ok(()) => unsafe { result::get_ptx(prog) }.map(c_log).map_err(|e| format!("nvrtcGetPTX: {e:?}")),
+        Err(e) => Err(format!("NVRTC failed ({e:?}):\n{log}\n{}", error_context(source, &log))),
+    };
+    unsafe { result::destroy_program(prog) }.expect("nvrtcDestroyProgram");
+    ptx.map(|p| (p, log))
+}
+
+/// The numbered source lines around every `name.cu(LINE): error` of an NVRTC log.
+fn error_context(source: &str, log: &str) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut out = String::new();
+    for entry in log.lines().filter(|l| l.contains("error")) {
+        let Some(open) = entry.find(".cu(") else { continue };
+        let rest = &entry[open + 4..];
+        let Some(close) = rest.find(')') else { continue };
+        let Ok(line) = rest[..close].parse::<usize>() else { continue };
+        out.push_str(&format!("--- {entry}\n"));
+        for n in line.saturating_sub(4).max(1)..=(line + 3).min(lines.len()) {
+            let mark = if n == line { ">>" } else { "  " };
+            out.push_str(&format!("{mark}{n:5} | {}\n", lines[n - 1]));
+        }
+    }
+    out
+}
+
+/// Assembles PTX with `ptxas -v` and parses its per-function resource report.
+fn ptxas(ptx: &str, name: &str, sm: u32) -> Result<Vec<FunctionInfo>, String> {
+    let dir = std::env::temp_dir().join(format!("scangen-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let file = dir.join(format!("{name}.sm{sm}.ptx"));
+    std::fs::write(&file, ptx).map_err(|e| e.to_string())?;
+    let out = Command::new("ptxas")
+        .arg(format!("-arch=sm_{sm}"))
+        .arg("-v")
+        .arg(&file)
+        .arg("-o")
+        .arg(dir.join(format!("{name}.sm{sm}.cubin")))
+        .output()
+        .map_err(|e| format!("running ptxas: {e}"))?;
+    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_file(dir.join(format!("{name}.sm{sm}.cubin")));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        return Err(format!("ptxas failed:\n{stderr}"));
+    }
+    Ok(parse_ptxas(&stderr))
+}
+
+fn number_before(text: &str, what: &str) -> Option<u32> {
+    let at = text.find(what)?;
+    text[..at].split_whitespace().last()?.parse().ok()
+}
+
+fn parse_ptxas(stderr: &str) -> Vec<FunctionInfo> {
+    let mut fns: Vec<FunctionInfo> = Vec::new();
+    for line in stderr.lines() {
+        if let Some(at) = line.find("Function properties for ") {
+            fns.push(FunctionInfo { name: line[at + 24..].trim().to_string(), ..Default::default() });
+        } else if let Some(f) = fns.last_mut() {
+            if line.contains("bytes stack frame") {
+                f.stack_frame = number_before(line, "bytes stack frame").unwrap_or(u32::MAX);
+                f.spill_stores = number_before(line, "bytes spill stores").unwrap_or(u32::MAX);
+                f.spill_loads = number_before(line, "bytes spill loads").unwrap_or(u32::MAX);
+            } else if line.contains("Used ") && line.contains(" registers") {
+                f.registers = number_before(line, "registers").unwrap_or(0);
+            }
+        }
+    }
+    fns
+}
+
+#[test]
+fn parses_ptxas_reports() {
+    let report = "ptxas info    : 0 bytes gmem\n\
+ptxas info    : Compiling entry function 'scangen_single_pass' for 'sm_90'\n\
+ptxas info    : Function properties for scangen_single_pass\n\
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n\
+ptxas info    : Used 40 registers, used 1 barriers, 16904 bytes smem, 400 bytes cmem[0]\n";
+    let f = parse_ptxas(report);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].name, "scangen_single_pass");
+    assert_eq!((f[0].registers, f[0].stack_frame, f[0].spill_stores, f[0].spill_loads), (40, 8, 4, 4));
+}
+
+#[test]
+fn error_context_numbers_the_lines() {
+    let src = "a\nb\nc\nd\ne\nf\ng\nh\n";
+    let ctx = error_context(src, "x.cu(5): error: identifier \"e\" is undefined");
+    assert!(ctx.contains(">>    5 | e"), "{ctx}");
+    assert!(ctx.contains("      1 | a") && ctx.contains("      8 | h"), "{ctx}");
+}
+
+fn jobs() -> Vec<Job> {
+    let mut ops: Vec<(OpSpec, String)> = Vec::new();
+    for op in BuiltinOp::ALL {
+        for ty in op.types() {
+            ops.push((op.spec(ty).unwrap(), ty.name().to_string()));
+        }
+    }
+    for s in common::struct_ops() {
+        let ty = s.element.c_name().to_string();
+        ops.push((s, ty));
+    }
+    let mut jobs = Vec::new();
+    for (op, ty) in &ops {
+        for algorithm in Algorithm::ALL {
+            for mode in ScanMode::ALL {
+                for sm in ARCHS {
+                    jobs.push(Job {
+                        name: snapshot_name(&op.name, ty, algorithm, mode),
+                        op: op.clone(),
+                        algorithm,
+                        mode,
+                        sm,
+                    });
+                }
+            }
+        }
+    }
+    jobs
+}
+
+fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String), String> {
+    let policy = TuningPolicy::for_target(job.sm, job.algorithm, job.op.element.size());
+    let generated: GeneratedScan =
+        generate(&job.op, job.algorithm, job.mode, policy).map_err(|e| format!("generate: {e}"))?;
+    let (ptx, log) = nvrtc_compile(&generated.source, &job.name, job.sm)?;
+    // SCANGEN_NVRTC_DUMP=dir writes each source and its PTX there, for inspection.
+    if let Ok(dir) = std::env::var("SCANGEN_NVRTC_DUMP") {
+        let base = std::path::Path::new(&dir).join(format!("{}.sm{}", job.name, job.sm));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        std::fs::write(base.with_extension(format!("sm{}.cu", job.sm)), &generated.source).map_err(|e| e.to_string())?;
+        std::fs::write(base.with_extension(format!("sm{}.ptx", job.sm)), &ptx).map_err(|e| e.to_string())?;
+    }
+    let fns = ptxas(&ptx, &job.name, job.sm)?;
+    for k in generated.kernel_names() {
+        if !fns.iter().any(|f| f.name == *k) {
+            return Err(format!("kernel {k} missing from the ptxas report: {fns:?}"));
+        }
+    }
+    Ok((fns, log))
+}
+
+#[test]
+fn every_generated_kernel_compiles_without_local_memory() {
+    if let Err(why) = tools_present() {
+        let msg = format!("skipped: {why} (install with scripts/cuda-tools.sh: `. scripts/cuda-tools.sh`)");
+        if std::env::var("SCANGEN_REQUIRE_NVRTC").as_deref() == Ok("1") {
+            panic!("{msg}; SCANGEN_REQUIRE_NVRTC=1 requires it");
+        }
+        eprintln!("{msg}");
+        return;
+    }
+    // SCANGEN_NVRTC_FILTER=substring keeps only the matching sources (for quick iteration).
+    let filter = std::env::var("SCANGEN_NVRTC_FILTER").unwrap_or_default();
+    let jobs: Vec<Job> = jobs().into_iter().filter(|j| j.name.contains(&filter)).collect();
+    let next = AtomicUsize::new(0);
+    let outcomes = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).max(1);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let result = run_job(job);
+                outcomes.lock().unwrap().push(Outcome { job: i, result });
+            });
+        }
+    });
+    let mut outcomes = outcomes.into_inner().unwrap();
+    outcomes.sort_by_key(|o| o.job);
+
+    let mut failures = Vec::new();
+    let mut warnings = Vec::new();
+    let mut registers = Vec::new();
+    for o in &outcomes {
+        let job = &jobs[o.job];
+        let size = job.op.element.size();
+        match &o.result {
+            Err(e) => failures.push(format!("{} (sm_{}): {e}", job.name, job.sm)),
+            Ok((fns, log)) => {
+                if log.contains("warning") {
+                    warnings.push(format!("{} (sm_{}):\n{log}", job.name, job.sm));
+                }
+                for f in fns {
+                    let local = f.stack_frame + f.spill_stores + f.spill_loads;
+                    if local != 0 && (size == 4 || size == 8) {
+                        failures.push(format!(
+                            "{} (sm_{}) {}: {} bytes stack frame, {} bytes spill stores, {} bytes spill loads",
+                            job.name, job.sm, f.name, f.stack_frame, f.spill_stores, f.spill_loads
+                        ));
+                    } else if local != 0 {
+                        eprintln!(
+                            "note: {} (sm_{}) {}: {} bytes stack frame, {} spill stores, {} spill loads ({size}-byte element)",
+                            job.name, job.sm, f.name, f.stack_frame, f.spill_stores, f.spill_loads
+                        );
+                    }
+                    if job.mode == ScanMode::Inclusive && (job.op.name == "add" || job.op.name == "affine_compose") {
+                        registers.push(format!("{} sm_{} {}: {} registers", job.name, job.sm, f.name, f.registers));
+                    }
+                }
+            }
+        }
+    }
+    for r in &registers {
+        eprintln!("{r}");
+    }
+    for w in warnings.iter().take(5) {
+        eprintln!("NVRTC warnings in {w}");
+    }
+    eprintln!(
+        "nvrtc_compile: {} of {} sources compiled and assembled (sm_80, sm_90); {} with NVRTC warnings; {} failures",
+        outcomes.len() - outcomes.iter().filter(|o| o.result.is_err()).count(),
+        jobs.len(),
+        warnings.len(),
+        failures.len()
+    );
+    if !failures.is_empty() {
+        let shown: Vec<&String> = failures.iter().take(5).collect();
+        panic!("{} failures; first {}:\n\n{}", failures.len(), shown.len(), shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n\n"));
+    }
+    assert!(warnings.is_empty(), "NVRTC warnings in {} sources", warnings.len());
+}

@@ -1,0 +1,189 @@
+//! `#[derive(ScanElement)]` structs: `#[repr(C)]`, named primitive fields, `Copy`.
+
+use crate::error::Errors;
+use scan_core::{PrimType, StructDecl, StructField};
+use syn::spanned::Spanned;
+
+/// A validated element struct.
+#[derive(Clone, Debug)]
+pub struct ElementStruct {
+    pub ident: syn::Ident,
+    pub fields: Vec<(syn::Ident, PrimType)>,
+    /// The declaration with Rust's `repr(C)` size and alignment.
+    pub decl: StructDecl,
+}
+
+pub(crate) const ALLOWED_PRIMS: &str = "i8, i16, i32, i64, u8, u16, u32, u64, f32, f64";
+
+/// The primitive a type names (`f32`, `core::primitive::f32`), if any.
+pub fn prim_of_type(ty: &syn::Type) -> Option<PrimType> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            if !last.arguments.is_none() {
+                return None;
+            }
+            let ok_prefix = p.path.segments.len() == 1
+                || p.path.segments.iter().rev().nth(1).is_some_and(|s| s.ident == "primitive");
+            if !ok_prefix {
+                return None;
+            }
+            PrimType::from_name(&last.ident.to_string())
+        }
+        syn::Type::Group(g) => prim_of_type(&g.elem),
+        syn::Type::Paren(p) => prim_of_type(&p.elem),
+        _ => None,
+    }
+}
+
+/// Whether a `#[derive(...)]` on the item lists `Copy`. A derive macro only sees the derive
+/// attributes that come after its own, so `None` means "cannot tell" (no derive visible).
+fn derives_copy(attrs: &[syn::Attribute]) -> Option<bool> {
+    let mut saw_derive = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
+        saw_derive = true;
+        let mut copy = false;
+        let _ = attr.parse_nested_meta(|m| {
+            if m.path.segments.last().is_some_and(|s| s.ident == "Copy") {
+                copy = true;
+            }
+            Ok(())
+        });
+        if copy {
+            return Some(true);
+        }
+    }
+    if saw_derive {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Checks `#[repr(C)]` (and rejects `packed`/`align`), returns whether it is present.
+fn check_repr(attrs: &[syn::Attribute], errors: &mut Errors) -> bool {
+    let mut repr_c = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("repr")) {
+        let res = attr.parse_nested_meta(|m| {
+            if m.path.is_ident("C") {
+                repr_c = true;
+            } else if m.path.is_ident("packed") || m.path.is_ident("align") {
+                errors.push(
+                    m.path.span(),
+                    format!(
+                        "ScanElement does not support `repr({})`: the generated C struct uses the plain `repr(C)` layout",
+                        m.path.get_ident().map(|i| i.to_string()).unwrap_or_default()
+                    ),
+                );
+                if m.input.peek(syn::token::Paren) {
+                    let content;
+                    syn::parenthesized!(content in m.input);
+                    let _: proc_macro2::TokenStream = content.parse()?;
+                }
+            } else {
+                errors.push(
+                    m.path.span(),
+                    "ScanElement requires `#[repr(C)]`, not another representation",
+                );
+            }
+            Ok(())
+        });
+        if let Err(e) = res {
+            errors.push(e.span(), e.to_string());
+        }
+    }
+    repr_c
+}
+
+/// Validates a `#[derive(ScanElement)]` input. All problems are reported together.
+/// `copy_known` is `derives_copy`'s verdict; the macro passes what it can see.
+pub fn element_struct(input: &syn::DeriveInput) -> Result<ElementStruct, Errors> {
+    let mut errors = Errors::new();
+    let ident = &input.ident;
+    if !input.generics.params.is_empty() || input.generics.where_clause.is_some() {
+        errors.push(
+            input.generics.span(),
+            "ScanElement cannot be derived for a generic struct: the GPU needs one concrete layout",
+        );
+    }
+    let data = match &input.data {
+        syn::Data::Struct(s) => s,
+        syn::Data::Enum(e) => {
+            errors.push(
+                e.enum_token.span,
+                "ScanElement can only be derived for a struct with named fields, not an enum",
+            );
+            return Err(errors);
+        }
+        syn::Data::Union(u) => {
+            errors.push(
+                u.union_token.span,
+                "ScanElement can only be derived for a struct with named fields, not a union",
+            );
+            return Err(errors);
+        }
+    };
+    if !check_repr(&input.attrs, &mut errors) {
+        errors.push(
+            ident.span(),
+            format!(
+                "ScanElement requires `#[repr(C)]` on `{ident}`: the GPU reads elements with C layout, and Rust's default layout may reorder fields"
+            ),
+        );
+    }
+    if derives_copy(&input.attrs) == Some(false) {
+        errors.push(
+            ident.span(),
+            "ScanElement requires Copy: add #[derive(Clone, Copy)]",
+        );
+    }
+    let mut fields = Vec::new();
+    match &data.fields {
+        syn::Fields::Named(named) => {
+            if named.named.is_empty() {
+                errors.push(
+                    named.brace_token.span.join(),
+                    "ScanElement needs at least one field",
+                );
+            }
+            for f in &named.named {
+                let name = f.ident.clone().expect("named field");
+                match prim_of_type(&f.ty) {
+                    Some(p) => fields.push((name, p)),
+                    None => {
+                        let ty = quote::ToTokens::to_token_stream(&f.ty).to_string();
+                        errors.push(
+                            f.ty.span(),
+                            format!(
+                                "field `{name}` has type `{ty}`, which a ScanElement cannot hold: use one of {ALLOWED_PRIMS} (nest structs by flattening their fields)"
+                            ),
+                        )
+                    }
+                }
+            }
+        }
+        syn::Fields::Unnamed(u) => errors.push(
+            u.span(),
+            format!("ScanElement needs named fields: write `struct {ident} {{ a: f32, b: f32 }}`"),
+        ),
+        syn::Fields::Unit => errors.push(
+            ident.span(),
+            format!("ScanElement needs named fields: write `struct {ident} {{ a: f32, b: f32 }}`"),
+        ),
+    }
+    let decl = StructDecl::new(
+        ident.to_string(),
+        fields
+            .iter()
+            .map(|(n, t)| StructField {
+                name: n.to_string(),
+                ty: *t,
+            })
+            .collect(),
+    );
+    errors.finish(ElementStruct {
+        ident: ident.clone(),
+        fields,
+        decl,
+    })
+}

@@ -1,0 +1,185 @@
+//! `scangen emit --file ops.rs --op Compose`: operators from a Rust source file.
+
+use crate::element::{element_struct, prim_of_type};
+use crate::error::Errors;
+use crate::op::{is_scan_op_attr, lower_impl};
+use scan_core::{ElementType, OpSpec};
+use std::fmt;
+
+/// One problem in an ops file, at a 1-based line and column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileDiagnostic {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// Everything wrong with the request, each with its position. `Display` writes one
+/// `line:column: message` per line; prefix the file name for `path:line:column: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileError {
+    pub diagnostics: Vec<FileDiagnostic>,
+}
+
+impl FileError {
+    fn at(line: usize, column: usize, message: impl Into<String>) -> FileError {
+        FileError {
+            diagnostics: vec![FileDiagnostic {
+                line,
+                column,
+                message: message.into(),
+            }],
+        }
+    }
+
+    /// `path:line:column: message`, one per line.
+    pub fn render(&self, path: &str) -> String {
+        self.diagnostics
+            .iter()
+            .map(|d| format!("{path}:{}:{}: {}", d.line, d.column, d.message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl From<Errors> for FileError {
+    fn from(errors: Errors) -> FileError {
+        let mut diagnostics: Vec<FileDiagnostic> = errors
+            .iter()
+            .map(|e| {
+                let (line, column) = e.line_column();
+                FileDiagnostic {
+                    line,
+                    column,
+                    message: e.message.clone(),
+                }
+            })
+            .collect();
+        diagnostics.sort_by_key(|d| (d.line, d.column));
+        FileError { diagnostics }
+    }
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines: Vec<String> = self
+            .diagnostics
+            .iter()
+            .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+            .collect();
+        f.write_str(&lines.join("\n"))
+    }
+}
+
+impl std::error::Error for FileError {}
+
+/// A parsed ops file: its `#[scan_op]` impls and `#[derive(ScanElement)]` structs (at top
+/// level and in inline modules).
+pub struct OpsFile {
+    ops: Vec<syn::ItemImpl>,
+    structs: Vec<syn::ItemStruct>,
+}
+
+fn derives_scan_element(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
+        let mut found = false;
+        let _ = a.parse_nested_meta(|m| {
+            if m.path.segments.last().is_some_and(|s| s.ident == "ScanElement") {
+                found = true;
+            }
+            Ok(())
+        });
+        found
+    })
+}
+
+fn collect(items: &[syn::Item], ops: &mut Vec<syn::ItemImpl>, structs: &mut Vec<syn::ItemStruct>) {
+    for item in items {
+        match item {
+            syn::Item::Impl(i) if i.attrs.iter().any(is_scan_op_attr) => ops.push(i.clone()),
+            syn::Item::Struct(s) if derives_scan_element(&s.attrs) => structs.push(s.clone()),
+            syn::Item::Mod(m) => {
+                if let Some((_, items)) = &m.content {
+                    collect(items, ops, structs);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Parses a Rust source file (syntax only: it is not compiled).
+pub fn parse_ops_file(source: &str) -> Result<OpsFile, FileError> {
+    let file = syn::parse_file(source).map_err(|e| FileError::from(Errors::from(e)))?;
+    let mut ops = Vec::new();
+    let mut structs = Vec::new();
+    collect(&file.items, &mut ops, &mut structs);
+    Ok(OpsFile { ops, structs })
+}
+
+fn op_name(i: &syn::ItemImpl) -> Option<String> {
+    match &*i.self_ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
+
+impl OpsFile {
+    /// The names of the `#[scan_op]` operators, in file order.
+    pub fn op_names(&self) -> Vec<String> {
+        self.ops.iter().filter_map(op_name).collect()
+    }
+
+    /// The names of the `#[derive(ScanElement)]` structs, in file order.
+    pub fn element_names(&self) -> Vec<String> {
+        self.structs.iter().map(|s| s.ident.to_string()).collect()
+    }
+
+    /// The element type `name` (a primitive or a derived struct of this file).
+    pub fn element_type(&self, ty: &syn::Type) -> Result<ElementType, FileError> {
+        if let Some(p) = prim_of_type(ty) {
+            return Ok(ElementType::Prim(p));
+        }
+        let name = match ty {
+            syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        let found = name
+            .as_ref()
+            .and_then(|n| self.structs.iter().find(|s| s.ident == n.as_str()));
+        match found {
+            Some(s) => {
+                let input = syn::DeriveInput::from(s.clone());
+                let el = element_struct(&input).map_err(FileError::from)?;
+                Ok(ElementType::Struct(el.decl))
+            }
+            None => {
+                let shown = quote::ToTokens::to_token_stream(ty).to_string();
+                let start = syn::spanned::Spanned::span(ty).start();
+                Err(FileError::at(
+                    start.line,
+                    start.column + 1,
+                    format!(
+                        "element type `{shown}` is neither a primitive nor a `#[derive(ScanElement)] #[repr(C)]` struct in this file"
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// The full operator `name`: lowered bodies and element layout.
+    pub fn op_spec(&self, name: &str) -> Result<OpSpec, FileError> {
+        let Some(item) = self.ops.iter().find(|i| op_name(i).as_deref() == Some(name)) else {
+            let known = self.op_names();
+            let list = if known.is_empty() {
+                "the file has no `#[scan_op] impl ScanOp for ...`".to_string()
+            } else {
+                format!("operators in the file: {}", known.join(", "))
+            };
+            return Err(FileError::at(1, 1, format!("no `#[scan_op] impl ScanOp for {name}` in the file; {list}")));
+        };
+        let lowered = lower_impl(item).map_err(FileError::from)?;
+        let element = self.element_type(&lowered.elem_ty)?;
+        Ok(lowered.to_op_spec(element))
+    }
+}

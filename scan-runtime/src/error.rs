@@ -1,0 +1,103 @@
+//! The one error type of the runtime. Every variant says which step failed.
+
+use cudarc::driver::DriverError;
+use cudarc::nvrtc::result::NvrtcError;
+use scan_codegen::CodegenError;
+
+/// Why a scan (or building a scanner) failed.
+///
+/// Disk-cache problems are not errors: they are reported as warnings and the kernel is
+/// compiled again.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// `libcuda.so` could not be loaded: no NVIDIA driver on this machine.
+    #[error("no CUDA driver: {detail}")]
+    NoDriver { detail: String },
+
+    /// The driver loaded but there is no device with this ordinal.
+    #[error("no CUDA device with ordinal {ordinal} ({count} device(s) found)")]
+    NoDevice { ordinal: usize, count: usize },
+
+    /// `libnvrtc.so` could not be loaded, so kernels cannot be compiled.
+    #[error("no NVRTC: {detail}")]
+    NoNvrtc { detail: String },
+
+    /// A device allocation failed for lack of memory.
+    #[error("out of device memory allocating {bytes} bytes for {what}")]
+    OutOfMemory { bytes: u64, what: &'static str },
+
+    /// The operator's declared element type and the Rust type differ in size: the
+    /// `ScanElement` impl is wrong, and kernels would read garbage.
+    #[error("element layout mismatch: the operator declares {declared}-byte elements, the Rust type is {actual} bytes")]
+    ElementLayout { declared: usize, actual: usize },
+
+    /// A stream or buffer from another device's context was passed to a scanner.
+    #[error("the stream belongs to device {stream}, the scanner to device {scanner}")]
+    WrongDevice { scanner: usize, stream: usize },
+
+    /// Input and output of a scan have different lengths (checked before any launch).
+    #[error("length mismatch: input has {input} elements, output has {output}")]
+    LengthMismatch { input: u64, output: u64 },
+
+    /// The launch plan needs a grid larger than CUDA allows (2^31-1 blocks in x).
+    #[error("input of {n} elements needs a grid of {blocks} blocks, more than the {max_blocks} CUDA allows; use a larger tile")]
+    TooLarge { n: u64, blocks: u64, max_blocks: u64 },
+
+    /// NVRTC rejected the generated source. `annotated` shows the log with the source lines
+    /// around each reported location.
+    #[error("NVRTC compilation failed:\n{annotated}")]
+    Compile { log: String, annotated: String },
+
+    /// An NVRTC call other than the compilation itself failed.
+    #[error("NVRTC failed while {step}: {source}")]
+    Nvrtc {
+        step: &'static str,
+        #[source]
+        source: NvrtcError,
+    },
+
+    /// Launching a kernel failed.
+    #[error("launching kernel `{kernel}` failed: {source}")]
+    Launch {
+        kernel: &'static str,
+        #[source]
+        source: DriverError,
+    },
+
+    /// Another CUDA driver call failed.
+    #[error("CUDA driver call failed while {step}: {source}")]
+    Driver {
+        step: &'static str,
+        #[source]
+        source: DriverError,
+    },
+
+    /// Rendering the kernel source failed.
+    #[error("code generation failed: {0}")]
+    Codegen(#[from] CodegenError),
+}
+
+impl ScanError {
+    /// Whether the error means "no usable GPU stack here" (driver, device or NVRTC missing), as
+    /// opposed to a bug or a bad input. `auto` falls back to the CPU on these only.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, ScanError::NoDriver { .. } | ScanError::NoDevice { .. } | ScanError::NoNvrtc { .. })
+    }
+}
+
+/// Maps a failed driver call to [`ScanError::Driver`] for `step`.
+pub(crate) fn driver(step: &'static str) -> impl FnOnce(DriverError) -> ScanError {
+    move |source| ScanError::Driver { step, source }
+}
+
+/// Maps a failed allocation: out-of-memory becomes [`ScanError::OutOfMemory`], anything else
+/// [`ScanError::Driver`].
+pub(crate) fn alloc(bytes: u64, what: &'static str) -> impl FnOnce(DriverError) -> ScanError {
+    move |source| {
+        if source.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            ScanError::OutOfMemory { bytes, what }
+        } else {
+            ScanError::Driver { step: what, source }
+        }
+    }
+}

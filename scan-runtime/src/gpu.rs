@@ -1,0 +1,193 @@
+//! A CUDA device: its context, what it is, and the kernels loaded into it.
+
+use crate::compile;
+use crate::disk_cache::DiskCache;
+use crate::error::{driver, ScanError};
+use crate::launch_plan::Kernel;
+use crate::options::ScanOptions;
+use crate::scanner::Scanner;
+use cudarc::driver::sys::{CUdevice_attribute, CUresult};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr};
+use scan_codegen::{generate, Algorithm, GeneratedScan, ScanMode, TuningPolicy};
+use scan_core::{OpSpec, ScanOp};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Whether libcuda can be loaded. Checked once: cudarc panics on the first call into a library
+/// it cannot load, so no driver call happens before this says yes.
+pub fn driver_available() -> Result<(), ScanError> {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to dlopen the library under its candidate names.
+    if *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() }) {
+        Ok(())
+    } else {
+        Err(ScanError::NoDriver { detail: "libcuda.so.1 could not be loaded (no NVIDIA driver installed)".into() })
+    }
+}
+
+/// One GPU, opened for scanning. Cheap to clone (shared); safe to share between threads.
+#[derive(Clone)]
+pub struct Gpu {
+    inner: Arc<GpuInner>,
+}
+
+struct GpuInner {
+    ctx: Arc<CudaContext>,
+    name: String,
+    sm: u32,
+    sm_count: u32,
+    disk: DiskCache,
+    /// Loaded kernels, keyed by everything that determines the generated source. A second
+    /// scanner for the same operator costs a hash lookup.
+    modules: Mutex<HashMap<ModuleKey, Arc<LoadedScan>>>,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct ModuleKey {
+    op: OpSpec,
+    algorithm: Algorithm,
+    mode: ScanMode,
+    policy: TuningPolicy,
+}
+
+/// A generated scan loaded into a context: its module and entry points.
+pub(crate) struct LoadedScan {
+    pub(crate) generated: GeneratedScan,
+    _module: Arc<CudaModule>,
+    /// Indexed by `Kernel as usize`; only the algorithm's entries are present.
+    functions: [Option<CudaFunction>; 4],
+}
+
+impl LoadedScan {
+    pub(crate) fn function(&self, kernel: Kernel) -> &CudaFunction {
+        self.functions[kernel as usize].as_ref().expect("the plan only uses the algorithm's kernels")
+    }
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("ordinal", &self.ordinal())
+            .field("name", &self.inner.name)
+            .field("sm", &self.inner.sm)
+            .field("sm_count", &self.inner.sm_count)
+            .finish()
+    }
+}
+
+impl Gpu {
+    /// Opens device `ordinal` (its primary context), with the kernel cache in
+    /// [`crate::default_cache_dir`].
+    pub fn new(ordinal: usize) -> Result<Gpu, ScanError> {
+        Gpu::with_disk_cache(ordinal, DiskCache::from_env())
+    }
+
+    /// Opens device `ordinal`, caching compiled kernels in `disk`.
+    pub fn with_disk_cache(ordinal: usize, disk: DiskCache) -> Result<Gpu, ScanError> {
+        driver_available()?;
+        if let Err(e) = cudarc::driver::result::init() {
+            return Err(match e.0 {
+                CUresult::CUDA_ERROR_NO_DEVICE => ScanError::NoDevice { ordinal, count: 0 },
+                _ => ScanError::Driver { step: "initialising the CUDA driver", source: e },
+            });
+        }
+        let count = CudaContext::device_count().map_err(driver("counting devices"))?.max(0) as usize;
+        if ordinal >= count {
+            return Err(ScanError::NoDevice { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(driver("creating the device context"))?;
+        let (major, minor) = ctx.compute_capability().map_err(driver("reading the compute capability"))?;
+        let name = ctx.name().map_err(driver("reading the device name"))?;
+        let sm_count = ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver("reading the multiprocessor count"))?;
+        Ok(Gpu {
+            inner: Arc::new(GpuInner {
+                ctx,
+                name,
+                sm: (major * 10 + minor) as u32,
+                sm_count: sm_count as u32,
+                disk,
+                modules: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// The device's name, e.g. `"NVIDIA H100 80GB HBM3"`.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Compute capability as one number: major * 10 + minor (90 for sm_90).
+    pub fn sm(&self) -> u32 {
+        self.inner.sm
+    }
+
+    /// Number of streaming multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.inner.sm_count
+    }
+
+    pub fn ordinal(&self) -> usize {
+        self.inner.ctx.ordinal()
+    }
+
+    /// The cudarc context, for allocating and copying device memory.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.inner.ctx
+    }
+
+    /// The context's default (NULL) stream; the host-memory scan paths use it.
+    pub fn default_stream(&self) -> Arc<CudaStream> {
+        self.inner.ctx.default_stream()
+    }
+
+    /// A new non-blocking stream.
+    pub fn new_stream(&self) -> Result<Arc<CudaStream>, ScanError> {
+        self.inner.ctx.new_stream().map_err(driver("creating a stream"))
+    }
+
+    /// `"gpu: NVIDIA H100 80GB HBM3 (sm_90)"`.
+    pub fn backend_name(&self) -> String {
+        format!("gpu: {} (sm_{})", self.inner.name, self.inner.sm)
+    }
+
+    /// A scanner for `Op` with `opts`: renders, compiles (cached) and loads its kernels.
+    pub fn scanner<Op: ScanOp>(&self, opts: ScanOptions) -> Result<Scanner<Op>, ScanError>
+    where
+        Op::Elem: DeviceRepr,
+    {
+        let op = Op::device_op();
+        let declared = op.element.size();
+        let actual = std::mem::size_of::<Op::Elem>();
+        if declared != actual {
+            return Err(ScanError::ElementLayout { declared, actual });
+        }
+        let policy = opts.resolved_policy(self.inner.sm, declared);
+        let loaded = self.load(ModuleKey { op, algorithm: opts.algorithm, mode: opts.mode, policy })?;
+        Ok(Scanner::new(self.clone(), loaded))
+    }
+
+    fn load(&self, key: ModuleKey) -> Result<Arc<LoadedScan>, ScanError> {
+        if let Some(hit) = self.inner.modules.lock().expect("module cache poisoned").get(&key) {
+            return Ok(hit.clone());
+        }
+        // Compiled without the lock held, so scanners for different ops build in parallel.
+        let generated = generate(&key.op, key.algorithm, key.mode, key.policy)?;
+        let image = compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
+        let module = self.inner.ctx.load_module(image.to_loadable()).map_err(driver("loading the compiled module"))?;
+        let kernels: &[Kernel] = if key.algorithm.is_hierarchical() {
+            &[Kernel::ReduceTiles, Kernel::ScanTiles, Kernel::ScanSpine]
+        } else {
+            &[Kernel::SinglePass]
+        };
+        let mut functions: [Option<CudaFunction>; 4] = Default::default();
+        for &kernel in kernels {
+            let function = module.load_function(kernel.name()).map_err(driver("finding a kernel in the module"))?;
+            functions[kernel as usize] = Some(function);
+        }
+        let loaded = Arc::new(LoadedScan { generated, _module: module, functions });
+        let mut modules = self.inner.modules.lock().expect("module cache poisoned");
+        Ok(modules.entry(key).or_insert(loaded).clone())
+    }
+}

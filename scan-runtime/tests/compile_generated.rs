@@ -1,0 +1,53 @@
+//! Generated sources compile with NVRTC and define the entry points the runtime looks up. Needs
+//! libnvrtc but no GPU (`. scripts/cuda-tools.sh`); skips, saying so, without it unless
+//! `SCANGEN_REQUIRE_NVRTC=1`.
+
+use scan_codegen::{generate, Algorithm, ScanMode, TuningPolicy};
+use scan_core::builtin::{Add, Max, Xor};
+use scan_core::{ElementType, OpSpec, PrimType, ScanOp, StructDecl, StructField};
+use scan_runtime::compile::{compile, compile_options, nvrtc_available, KernelImage};
+
+fn nvrtc_or_skip(test: &str) -> bool {
+    if nvrtc_available().is_ok() {
+        return true;
+    }
+    if std::env::var("SCANGEN_REQUIRE_NVRTC").as_deref() == Ok("1") {
+        panic!("{test}: SCANGEN_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded (run `. scripts/cuda-tools.sh`)");
+    }
+    eprintln!("skipping {test}: libnvrtc not found (run `. scripts/cuda-tools.sh` to test compilation)");
+    false
+}
+
+fn affine_op() -> OpSpec {
+    let field = |name: &str| StructField { name: name.into(), ty: PrimType::F32 };
+    OpSpec {
+        name: "compose".into(),
+        element: ElementType::Struct(StructDecl::new("Affine", vec![field("a"), field("b")])),
+        lhs: "f".into(),
+        rhs: "g".into(),
+        combine_body: "Affine r; r.a = g.a * f.a; r.b = g.a * f.b + g.b; return r;".into(),
+        identity_body: "Affine r; r.a = 1.0f; r.b = 0.0f; return r;".into(),
+    }
+}
+
+#[test]
+fn generated_kernels_compile_to_cubins_with_the_abi_entry_points() {
+    if !nvrtc_or_skip("generated_kernels_compile_to_cubins_with_the_abi_entry_points") {
+        return;
+    }
+    let ops = [Add::<i32>::device_op(), Max::<f64>::device_op(), Xor::<u8>::device_op(), affine_op()];
+    for op in &ops {
+        for algorithm in Algorithm::ALL {
+            let mode = if algorithm == Algorithm::Blelloch { ScanMode::Exclusive } else { ScanMode::Inclusive };
+            let policy = TuningPolicy::for_target(90, algorithm, op.element.size());
+            let generated = generate(op, algorithm, mode, policy).unwrap();
+            let image = compile(&generated.source, &compile_options(90))
+                .unwrap_or_else(|e| panic!("{} {algorithm}: {e}", op.name));
+            let KernelImage::Cubin(cubin) = image else { panic!("expected a CUBIN") };
+            for name in generated.kernel_names() {
+                let found = cubin.windows(name.len()).any(|w| w == name.as_bytes());
+                assert!(found, "{} {algorithm}: CUBIN lacks entry `{name}`", op.name);
+            }
+        }
+    }
+}

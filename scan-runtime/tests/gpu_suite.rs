@@ -1,0 +1,639 @@
+//! The GPU suite: every built-in op x type x algorithm x mode, in place and out of place,
+//! against the CPU reference, plus large inputs, a non-commutative struct op, and the runtime's
+//! own contracts (length checks, n = 0, scratch growth, several streams).
+//!
+//! Every test needs an NVIDIA GPU, so all are `#[ignore]`d: a plain `cargo test` on a machine
+//! without one reports them as ignored (never as passed). On the GPU machine run them with
+//! `--ignored` (see scripts/build-gpu-bundle.sh); run that way without a GPU they FAIL, saying
+//! what is missing.
+//!
+//! Each test loops over its cases, prints every failure (op, type, algorithm, mode, n, in place
+//! or not, first mismatching index, expected and got) and a summary line
+//! `gpu suite (<test>): N cases passed, M failed`, then asserts M == 0.
+
+use scan_runtime::builtin::{Add, And, Max, Min, Mul, Or, Xor};
+use scan_runtime::cpu;
+use scan_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
+use scan_runtime::{Algorithm, Gpu, ScanError, ScanMode, ScanOp, ScanOptions, Scanner};
+use scan_core::{BuiltinOp, ElementType, OpSpec, PrimType, ScanElement, StructDecl, StructField};
+use std::fmt::Debug;
+use std::sync::Arc;
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+
+/// The GPU, or a failure that says what is missing.
+fn gpu() -> Gpu {
+    let gpu = Gpu::new(0).unwrap_or_else(|e| {
+        panic!("the GPU suite was asked to run (--ignored) but no GPU is usable: {e}")
+    });
+    if let Err(e) = scan_runtime::compile::nvrtc_available() {
+        panic!("the GPU suite was asked to run (--ignored) but kernels cannot be compiled: {e}");
+    }
+    println!("gpu suite on {} with {} SMs", gpu.backend_name(), gpu.sm_count());
+    gpu
+}
+
+#[derive(Default)]
+struct Report {
+    passed: usize,
+    failures: Vec<String>,
+}
+
+impl Report {
+    fn fail(&mut self, what: String) {
+        println!("FAIL {what}");
+        self.failures.push(what);
+    }
+
+    fn record(&mut self, case: &str, result: Result<(), String>) {
+        match result {
+            Ok(()) => self.passed += 1,
+            Err(why) => self.fail(format!("{case}: {why}")),
+        }
+    }
+
+    fn finish(self, test: &str) {
+        println!("gpu suite ({test}): {} cases passed, {} failed", self.passed, self.failures.len());
+        assert!(self.failures.is_empty(), "{} of {} cases failed in {test}", self.failures.len(), self.passed + self.failures.len());
+    }
+}
+
+/// Deterministic splitmix64, so a failure reproduces.
+struct Rng(u64);
+impl Rng {
+    fn new(seed: &str) -> Rng {
+        Rng(seed.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)))
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [-1, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}
+
+/// How a test element is generated for an op and compared.
+trait TestValue: ScanElement + DeviceRepr + Debug {
+    /// A random value, never zero, chosen so `op` stays interesting over long inputs and, for
+    /// floats, is computed exactly in every order (so results can be compared bit for bit):
+    /// add: small integers (every partial sum of < 2^24 magnitude is exact); mul: +-1 and
+    /// rarely 2 or 1/2 (products of powers of two are exact while in range); min/max: uniform.
+    fn random(rng: &mut Rng, op: BuiltinOp) -> Self;
+    fn same(a: Self, b: Self) -> bool {
+        a == b
+    }
+}
+
+macro_rules! int_value {
+    ($($t:ty),*) => {$(
+        impl TestValue for $t {
+            fn random(rng: &mut Rng, op: BuiltinOp) -> Self {
+                let bits = <$t>::BITS as u64;
+                let r = rng.next();
+                let v = match op {
+                    // Odd factors keep wrapping products odd, so never stuck at zero.
+                    BuiltinOp::Mul => (r | 1) as $t,
+                    // Mostly ones: `and` clears one random bit per element.
+                    BuiltinOp::And => !((1 as $t) << (r % bits)),
+                    // One random bit per element.
+                    BuiltinOp::Or => (1 as $t) << (r % bits),
+                    _ => r as $t,
+                };
+                if v == 0 { 1 } else { v }
+            }
+        }
+    )*};
+}
+int_value!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_value {
+    ($($t:ty),*) => {$(
+        impl TestValue for $t {
+            fn random(rng: &mut Rng, op: BuiltinOp) -> Self {
+                match op {
+                    BuiltinOp::Add => {
+                        let v = (rng.next() % 16) as i32 - 8;
+                        (if v >= 0 { v + 1 } else { v }) as $t
+                    }
+                    BuiltinOp::Mul => match rng.next() % 8192 {
+                        0 => 2.0,
+                        1 => 0.5,
+                        r if r % 2 == 0 => 1.0,
+                        _ => -1.0,
+                    },
+                    _ => {
+                        let v = rng.unit() as $t;
+                        if v == 0.0 { 0.25 } else { v }
+                    }
+                }
+            }
+            fn same(a: Self, b: Self) -> bool {
+                a == b || (a.is_nan() && b.is_nan())
+            }
+        }
+    )*};
+}
+float_value!(f32, f64);
+
+fn first_mismatch<T: TestValue>(expected: &[T], got: &[T]) -> Result<(), String> {
+    if expected.len() != got.len() {
+        return Err(format!("length {} instead of {}", got.len(), expected.len()));
+    }
+    match expected.iter().zip(got).position(|(&e, &g)| !T::same(e, g)) {
+        None => Ok(()),
+        Some(i) => {
+            let count = expected.iter().zip(got).filter(|(&e, &g)| !T::same(e, g)).count();
+            Err(format!("first mismatch at index {i}: expected {:?}, got {:?} ({count} mismatches)", expected[i], got[i]))
+        }
+    }
+}
+
+fn sizes(tile: u64) -> Vec<u64> {
+    vec![0, 1, 2, 31, 32, 33, tile - 1, tile, tile + 1, 997, 65537, 1_000_003, (1 << 20) + 7]
+}
+
+fn opts(algorithm: Algorithm, mode: ScanMode) -> ScanOptions {
+    ScanOptions::default().algorithm(algorithm).mode(mode)
+}
+
+/// Out of place on the device: separate input and output buffers, `scan_device`.
+fn scan_out_of_place<Op: ScanOp>(scanner: &mut Scanner<Op>, stream: &Arc<CudaStream>, input: &[Op::Elem]) -> Result<Vec<Op::Elem>, String>
+where
+    Op::Elem: DeviceRepr,
+{
+    if input.is_empty() {
+        return scanner.scan(input).map_err(|e| e.to_string());
+    }
+    let d_in = stream.clone_htod(input).map_err(|e| format!("upload: {e}"))?;
+    let mut d_out: CudaSlice<Op::Elem> = unsafe { stream.alloc(input.len()) }.map_err(|e| format!("alloc: {e}"))?;
+    scanner.scan_device(stream, &d_in, &mut d_out).map_err(|e| e.to_string())?;
+    let got = stream.clone_dtoh(&d_out).map_err(|e| format!("download: {e}"))?;
+    stream.synchronize().map_err(|e| format!("synchronize: {e}"))?;
+    // The input must be untouched.
+    if input.len() <= 1 << 20 {
+        let after = stream.clone_dtoh(&d_in).map_err(|e| format!("download: {e}"))?;
+        stream.synchronize().map_err(|e| format!("synchronize: {e}"))?;
+        if after != input {
+            return Err("out-of-place scan modified its input".into());
+        }
+    }
+    Ok(got)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Built-in ops
+
+type Build = fn(&Gpu, ScanOptions) -> Result<(), ScanError>;
+type Run = fn(&Gpu, &mut Report, &str, BuiltinOp);
+
+struct Case {
+    label: &'static str,
+    op: BuiltinOp,
+    build: Build,
+    run: Run,
+}
+
+fn build<Op: ScanOp>(gpu: &Gpu, opts: ScanOptions) -> Result<(), ScanError>
+where
+    Op::Elem: DeviceRepr,
+{
+    gpu.scanner::<Op>(opts).map(drop)
+}
+
+fn run_builtin<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp)
+where
+    Op::Elem: TestValue,
+{
+    let stream = gpu.new_stream().expect("stream");
+    for algorithm in Algorithm::ALL {
+        for mode in ScanMode::ALL {
+            let case = format!("{label} {algorithm} {mode}");
+            let mut scanner = match gpu.scanner::<Op>(opts(algorithm, mode)) {
+                Ok(s) => s,
+                Err(e) => {
+                    report.fail(format!("{case}: building the scanner failed: {e}"));
+                    continue;
+                }
+            };
+            let mut rng = Rng::new(&case);
+            for n in sizes(scanner.tile_items()) {
+                let input: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+                let mut expected = input.clone();
+                cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+                let got = scan_out_of_place(&mut scanner, &stream, &input);
+                report.record(&format!("{case} n={n} out-of-place"), got.and_then(|g| first_mismatch(&expected, &g)));
+                let got = scanner.scan(&input).map_err(|e| e.to_string());
+                report.record(&format!("{case} n={n} in-place"), got.and_then(|g| first_mismatch(&expected, &g)));
+            }
+        }
+    }
+}
+
+macro_rules! cases {
+    ($($op:ident: [$($t:ty),*];)*) => {
+        vec![$($(Case {
+            label: concat!(stringify!($op), " ", stringify!($t)),
+            op: $op::<$t>::OP,
+            build: build::<$op<$t>>,
+            run: run_builtin::<$op<$t>>,
+        },)*)*]
+    };
+}
+
+fn builtin_cases() -> Vec<Case> {
+    cases! {
+        Add: [i8, i16, i32, i64, u8, u16, u32, u64, f32, f64];
+        Mul: [i8, i16, i32, i64, u8, u16, u32, u64, f32, f64];
+        Min: [i8, i16, i32, i64, u8, u16, u32, u64, f32, f64];
+        Max: [i8, i16, i32, i64, u8, u16, u32, u64, f32, f64];
+        And: [i8, i16, i32, i64, u8, u16, u32, u64];
+        Or: [i8, i16, i32, i64, u8, u16, u32, u64];
+        Xor: [i8, i16, i32, i64, u8, u16, u32, u64];
+    }
+}
+
+/// Compiles every case's kernels on all cores first (NVRTC is thread-safe; the scanners built
+/// afterwards hit the memory cache), so the suite is not bound by one compile at a time.
+fn prebuild(gpu: &Gpu, builds: &[(&str, Build)], report: &mut Report) {
+    let jobs: Vec<(String, Build, ScanOptions)> = builds
+        .iter()
+        .flat_map(|&(label, build)| {
+            Algorithm::ALL.into_iter().flat_map(move |a| {
+                ScanMode::ALL.into_iter().map(move |m| (format!("{label} {a} {m}"), build, opts(a, m)))
+            })
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let failures = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((label, build, opts)) = jobs.get(i) else { break };
+                if let Err(e) = build(gpu, *opts) {
+                    failures.lock().unwrap().push(format!("{label}: building the scanner failed: {e}"));
+                }
+            });
+        }
+    });
+    println!("built {} scanners in {:.1} s on {threads} threads", jobs.len(), started.elapsed().as_secs_f64());
+    for f in failures.into_inner().unwrap() {
+        report.fail(f);
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn builtin_ops_every_type_algorithm_mode() {
+    let gpu = gpu();
+    let cases = builtin_cases();
+    assert_eq!(cases.len(), 7 * 8 + 4 * 2);
+    let mut report = Report::default();
+    prebuild(&gpu, &cases.iter().map(|c| (c.label, c.build)).collect::<Vec<_>>(), &mut report);
+    for case in &cases {
+        (case.run)(&gpu, &mut report, case.label, case.op);
+    }
+    report.finish("builtin_ops_every_type_algorithm_mode");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float sums of arbitrary values: a tolerance, not bit equality.
+
+/// Prefix sums of `x` in compensated (Neumaier) f64 arithmetic: error about 2 ulp of f64, far
+/// below the bound checked, so the reference counts as exact. Also the prefix sums of |x|.
+fn reference_sums(x: &[f64], mode: ScanMode) -> (Vec<f64>, Vec<f64>) {
+    let (mut sum, mut comp, mut abs) = (0.0f64, 0.0f64, 0.0f64);
+    let mut sums = Vec::with_capacity(x.len());
+    let mut abs_sums = Vec::with_capacity(x.len());
+    for &v in x {
+        if mode == ScanMode::Exclusive {
+            sums.push(sum + comp);
+            abs_sums.push(abs);
+        }
+        let t = sum + v;
+        comp += if sum.abs() >= v.abs() { (sum - t) + v } else { (v - t) + sum };
+        sum = t;
+        abs += v.abs();
+        if mode == ScanMode::Inclusive {
+            sums.push(sum + comp);
+            abs_sums.push(abs);
+        }
+    }
+    (sums, abs_sums)
+}
+
+/// Float addition is not associative, so the GPU's order (per-thread runs, warp/block trees,
+/// tile prefixes chained through look-back or the spine) rounds differently from any CPU
+/// order. Bound (Higham, "Accuracy and Stability of Numerical Algorithms", sec. 4.2): a sum
+/// evaluated in any order where every term passes through at most `d` roundings has error at
+/// most gamma_d * sum|x|, gamma_d = d*u/(1 - d*u), u = eps/2. Here each term of out[i] passes
+/// through at most `ipt` sequential adds in its thread, 2*log2(block) in the block scan, plus
+/// 2 for seeding, per hierarchy level (at most 4 levels here), plus one add per earlier tile in
+/// the single-pass look-back chain: `d <= 4 * (ipt + 2*log2(block) + 2) + i / tile + 1`. We
+/// check `|got - ref| <= d * eps * sum|x|` (eps = 2u covers gamma's denominator).
+fn float_add_tolerance<T>(gpu: &Gpu, report: &mut Report, label: &str, to_f64: fn(T) -> f64, from_f64: fn(f64) -> T, eps: f64)
+where
+    Add<T>: ScanOp<Elem = T>,
+    T: TestValue,
+{
+    let stream = gpu.new_stream().expect("stream");
+    for algorithm in Algorithm::ALL {
+        for mode in ScanMode::ALL {
+            let case = format!("{label} (values in [-1, 1], tolerance) {algorithm} {mode}");
+            let mut scanner = match gpu.scanner::<Add<T>>(opts(algorithm, mode)) {
+                Ok(s) => s,
+                Err(e) => {
+                    report.fail(format!("{case}: building the scanner failed: {e}"));
+                    continue;
+                }
+            };
+            let policy = scanner.policy();
+            let tile = scanner.tile_items();
+            let depth_base = 4 * (policy.items_per_thread as u64 + 2 * u64::from(policy.block_threads.ilog2()) + 2);
+            let mut rng = Rng::new(&case);
+            for n in [33, tile + 1, 65537, (1 << 20) + 7] {
+                let input: Vec<T> = (0..n).map(|_| from_f64(rng.unit())).collect();
+                let (sums, abs_sums) = reference_sums(&input.iter().map(|&v| to_f64(v)).collect::<Vec<_>>(), mode);
+                let got = scan_out_of_place(&mut scanner, &stream, &input);
+                let check = got.and_then(|got| {
+                    for (i, &g) in got.iter().enumerate() {
+                        let depth = depth_base + i as u64 / tile + 1;
+                        let bound = depth as f64 * eps * abs_sums[i] + f64::MIN_POSITIVE;
+                        let err = (to_f64(g) - sums[i]).abs();
+                        if err.is_nan() || err > bound {
+                            return Err(format!("index {i}: expected {} +- {bound:e}, got {g:?}", sums[i]));
+                        }
+                    }
+                    Ok(())
+                });
+                report.record(&format!("{case} n={n}"), check);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn float_add_of_arbitrary_values_within_rounding_bound() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    float_add_tolerance::<f32>(&gpu, &mut report, "add f32", |v| v as f64, |v| v as f32, f32::EPSILON as f64);
+    float_add_tolerance::<f64>(&gpu, &mut report, "add f64", |v| v, |v| v, f64::EPSILON);
+    report.finish("float_add_of_arbitrary_values_within_rounding_bound");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Large inputs
+
+fn run_large<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp, n: u64, algorithms: &[Algorithm], modes: &[ScanMode])
+where
+    Op::Elem: TestValue,
+{
+    let bytes = n * std::mem::size_of::<Op::Elem>() as u64;
+    let (free, _) = gpu.context().mem_get_info().expect("memory info");
+    // Input, output and scratch (under 1% of n), with headroom.
+    if (free as u64) < 2 * bytes + bytes / 8 + (256 << 20) {
+        println!("SKIP {label} n={n}: needs about {} MiB of device memory, {} MiB free", (2 * bytes) >> 20, free >> 20);
+        return;
+    }
+    let stream = gpu.new_stream().expect("stream");
+    let mut rng = Rng::new(label);
+    let input: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+    for &mode in modes {
+        let mut expected = input.clone();
+        cpu::scan_parallel_in_place::<Op>(&mut expected, mode);
+        for &algorithm in algorithms {
+            let case = format!("{label} {algorithm} {mode} n={n} out-of-place");
+            let started = std::time::Instant::now();
+            let result = gpu
+                .scanner::<Op>(opts(algorithm, mode))
+                .map_err(|e| e.to_string())
+                .and_then(|mut s| scan_out_of_place(&mut s, &stream, &input))
+                .and_then(|got| first_mismatch(&expected, &got));
+            println!("{case}: {:.1} s", started.elapsed().as_secs_f64());
+            report.record(&case, result);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn large_inputs_2_pow_28() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    let n = 1 << 28;
+    let (all, modes) = (&Algorithm::ALL[..], &ScanMode::ALL[..]);
+    run_large::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add, n, all, modes);
+    run_large::<Add<u64>>(&gpu, &mut report, "add u64", BuiltinOp::Add, n, all, modes);
+    run_large::<Add<f32>>(&gpu, &mut report, "add f32", BuiltinOp::Add, n, all, modes);
+    run_large::<Max<i32>>(&gpu, &mut report, "max i32", BuiltinOp::Max, n, all, modes);
+    run_large::<Max<u64>>(&gpu, &mut report, "max u64", BuiltinOp::Max, n, all, modes);
+    run_large::<Max<f32>>(&gpu, &mut report, "max f32", BuiltinOp::Max, n, all, modes);
+    report.finish("large_inputs_2_pow_28");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn more_than_2_pow_31_elements() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    // Past every 32-bit index: element, byte offset (for u8 equal) and tile arithmetic.
+    let n = (1u64 << 31) + 123;
+    let algorithms = [Algorithm::SinglePass, Algorithm::KoggeStone];
+    run_large::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, n, &algorithms, &[ScanMode::Inclusive]);
+    report.finish("more_than_2_pow_31_elements");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A non-commutative struct op, defined without the macro.
+
+/// The affine map x -> a*x + b.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Affine {
+    a: f32,
+    b: f32,
+}
+
+// SAFETY: repr(C) struct of two f32, as declared; every bit pattern is valid.
+unsafe impl ScanElement for Affine {
+    fn element_type() -> ElementType {
+        let field = |name: &str| StructField { name: name.into(), ty: PrimType::F32 };
+        ElementType::Struct(StructDecl::new("Affine", vec![field("a"), field("b")]))
+    }
+}
+
+// SAFETY: plain old data, passed by value as its bytes.
+unsafe impl DeviceRepr for Affine {}
+
+/// Composition in sequence order: `combine(f, g)` applies f, then g. Not commutative.
+struct Compose;
+
+impl ScanOp for Compose {
+    type Elem = Affine;
+    fn identity() -> Affine {
+        Affine { a: 1.0, b: 0.0 }
+    }
+    fn combine(f: Affine, g: Affine) -> Affine {
+        Affine { a: g.a * f.a, b: g.a * f.b + g.b }
+    }
+    fn device_op() -> OpSpec {
+        OpSpec {
+            name: "compose".into(),
+            element: Affine::element_type(),
+            lhs: "f".into(),
+            rhs: "g".into(),
+            combine_body: "Affine r; r.a = g.a * f.a; r.b = g.a * f.b + g.b; return r;".into(),
+            identity_body: "Affine r; r.a = 1.0f; r.b = 0.0f; return r;".into(),
+        }
+    }
+}
+
+impl TestValue for Affine {
+    /// a = +-1 and small integer b: every composition is exact (|b| stays far below 2^24), so
+    /// any reordering shows as a wrong value, not as rounding.
+    fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
+        let r = rng.next();
+        let b = (r % 15) as i32 - 7;
+        Affine { a: if r & (1 << 20) != 0 { 1.0 } else { -1.0 }, b: if b == 0 { 3.0 } else { b as f32 } }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn non_commutative_struct_op_keeps_order() {
+    let gpu = gpu();
+    let x = Affine { a: 2.0, b: 1.0 };
+    let y = Affine { a: 3.0, b: 5.0 };
+    assert_ne!(Compose::combine(x, y), Compose::combine(y, x));
+    let mut report = Report::default();
+    run_builtin::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add);
+    report.finish("non_commutative_struct_op_keeps_order");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime contracts
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn length_mismatch_and_empty_input() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    let stream = gpu.new_stream().expect("stream");
+    for algorithm in Algorithm::ALL {
+        let case = format!("add u32 {algorithm}");
+        let mut s = gpu.scanner::<Add<u32>>(opts(algorithm, ScanMode::Inclusive)).expect("scanner");
+
+        let mut short = [0u32; 2];
+        let r = s.scan_into(&[1, 2, 3], &mut short);
+        report.record(&format!("{case} host length mismatch"), match r {
+            Err(ScanError::LengthMismatch { input: 3, output: 2 }) if short == [0, 0] => Ok(()),
+            other => Err(format!("expected LengthMismatch and an untouched output, got {other:?} / {short:?}")),
+        });
+
+        let d_in = stream.clone_htod(&[1u32, 2, 3]).unwrap();
+        let mut d_out = stream.clone_htod(&[7u32, 7]).unwrap();
+        let r = s.scan_device(&stream, &d_in, &mut d_out);
+        let after = stream.clone_dtoh(&d_out).unwrap();
+        stream.synchronize().unwrap();
+        report.record(&format!("{case} device length mismatch"), match r {
+            Err(ScanError::LengthMismatch { input: 3, output: 2 }) if after == [7, 7] => Ok(()),
+            other => Err(format!("expected LengthMismatch before any launch, got {other:?} / {after:?}")),
+        });
+
+        let empty: &[u32] = &[];
+        report.record(&format!("{case} n=0 host"), match s.scan(empty) {
+            Ok(v) if v.is_empty() => Ok(()),
+            other => Err(format!("{other:?}")),
+        });
+        let d_empty: CudaSlice<u32> = unsafe { stream.alloc(0) }.unwrap();
+        let mut d_empty_out: CudaSlice<u32> = unsafe { stream.alloc(0) }.unwrap();
+        report.record(&format!("{case} n=0 device"), s.scan_device(&stream, &d_empty, &mut d_empty_out).map_err(|e| e.to_string()));
+
+        // Still fine after the errors.
+        report.record(&format!("{case} after errors"), s.scan(&[1, 2, 3]).map_err(|e| e.to_string()).and_then(|v| first_mismatch(&[1, 3, 6], &v)));
+    }
+    report.finish("length_mismatch_and_empty_input");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn one_scanner_across_growing_and_shrinking_sizes() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    for algorithm in Algorithm::ALL {
+        for mode in ScanMode::ALL {
+            let mut s = gpu.scanner::<Add<u64>>(opts(algorithm, mode)).expect("scanner");
+            let mut rng = Rng::new("reuse");
+            for n in [5u64, 1 << 12, 33, (1 << 22) + 1, 7, 1_000_003, (1 << 24) + 5, 2, 65537] {
+                let input: Vec<u64> = (0..n).map(|_| rng.next() >> 8).collect();
+                let mut expected = input.clone();
+                cpu::scan_sequential_in_place::<Add<u64>>(&mut expected, mode);
+                let got = s.scan(&input).map_err(|e| e.to_string());
+                report.record(&format!("add u64 {algorithm} {mode} n={n} (reused scanner)"), got.and_then(|g| first_mismatch(&expected, &g)));
+            }
+        }
+    }
+    report.finish("one_scanner_across_growing_and_shrinking_sizes");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn many_scans_on_two_streams_without_host_sync() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    let streams = [gpu.new_stream().expect("stream"), gpu.new_stream().expect("stream")];
+    for algorithm in Algorithm::ALL {
+        let mut s = gpu.scanner::<Add<i32>>(opts(algorithm, ScanMode::Exclusive)).expect("scanner");
+        let mut rng = Rng::new("two streams");
+        let mut inputs = Vec::new();
+        let mut buffers = Vec::new();
+        // 64 scans alternating streams (and sizes, so scratch grows mid-way), no host sync
+        // until the end: the scanner must order the shared scratch memory itself.
+        for i in 0..64u64 {
+            let stream = &streams[(i % 2) as usize];
+            let n = 1000 + i * 40_000 + (i % 3) * 7;
+            let input: Vec<i32> = (0..n).map(|_| rng.next() as i32 >> 4).collect();
+            let mut d = stream.clone_htod(&input).unwrap();
+            if let Err(e) = s.scan_device_in_place(stream, &mut d) {
+                report.fail(format!("add i32 {algorithm} two streams scan {i}: {e}"));
+            }
+            inputs.push(input);
+            buffers.push((i % 2, d));
+        }
+        for (i, (input, (stream_index, d))) in inputs.iter().zip(&buffers).enumerate() {
+            let stream = &streams[*stream_index as usize];
+            let got = stream.clone_dtoh(d).unwrap();
+            stream.synchronize().unwrap();
+            let mut expected = input.clone();
+            cpu::scan_sequential_in_place::<Add<i32>>(&mut expected, ScanMode::Exclusive);
+            report.record(&format!("add i32 {algorithm} exclusive two streams scan {i} n={}", input.len()), first_mismatch(&expected, &got));
+        }
+    }
+    report.finish("many_scans_on_two_streams_without_host_sync");
+}
+
+/// Scanners for the same op share one loaded module: the second build is a cache hit.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn building_the_same_scanner_twice_is_cheap() {
+    let gpu = gpu();
+    let o = opts(Algorithm::SinglePass, ScanMode::Inclusive);
+    gpu.scanner::<Xor<u16>>(o).expect("scanner");
+    let started = std::time::Instant::now();
+    for _ in 0..100 {
+        gpu.scanner::<Xor<u16>>(o).expect("scanner");
+    }
+    let each = started.elapsed() / 100;
+    println!("building a cached scanner: {each:?}");
+    assert!(each < std::time::Duration::from_millis(1), "a cached build took {each:?}");
+    println!("gpu suite (building_the_same_scanner_twice_is_cheap): 1 cases passed, 0 failed");
+}

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Builds the GPU test executables (and any extra GPU binaries) in release mode and packs them
+# into .gpu/, runnable on a machine with the NVIDIA driver and NVRTC but no Rust toolchain:
+#
+#   scripts/build-gpu-bundle.sh          # here: build .gpu/
+#   .gpu/run-all.sh                      # there: run everything, print a summary
+#
+# The executables are self-contained: cudarc dlopens libcuda.so.1 and libnvrtc at run time.
+# run-all.sh finds NVRTC even when only libnvrtc.so.13 exists (cudarc built for CUDA 12 looks
+# for libnvrtc.so / libnvrtc.so.12) by linking it as libnvrtc.so in a temporary directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+bundle="$root/.gpu"
+
+# Test executables, as cargo arguments; each runs with --ignored --test-threads=1 --nocapture.
+GPU_TESTS=(
+  "-p scan-runtime --test gpu_suite"
+)
+# Other executables (benchmarks, examples): "cargo build arguments|arguments to run it with".
+# Example: "--bin scangen|bench --quick"
+GPU_BINARIES=(
+)
+# Extra entries from the environment, newline-separated, same formats.
+if [ -n "${SCANGEN_BUNDLE_TESTS:-}" ]; then mapfile -t -O "${#GPU_TESTS[@]}" GPU_TESTS <<<"$SCANGEN_BUNDLE_TESTS"; fi
+if [ -n "${SCANGEN_BUNDLE_BINARIES:-}" ]; then mapfile -t -O "${#GPU_BINARIES[@]}" GPU_BINARIES <<<"$SCANGEN_BUNDLE_BINARIES"; fi
+
+# Prints the executables a cargo --message-format=json build produced.
+executables() {
+  python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
+        print(msg["executable"])
+'
+}
+
+rm -rf "$bundle"
+mkdir -p "$bundle/bin/tests" "$bundle/bin/tools"
+: >"$bundle/tools.list"
+
+for args in "${GPU_TESTS[@]}"; do
+  [ -n "$args" ] || continue
+  echo "building tests: cargo test --release --no-run $args" >&2
+  # shellcheck disable=SC2086
+  exes=$(cargo test --release --no-run --message-format=json $args | executables)
+  [ -n "$exes" ] || { echo "no test executable from: $args" >&2; exit 1; }
+  for exe in $exes; do
+    # Drop cargo's hash suffix: gpu_suite-0123abcd -> gpu_suite.
+    name=$(basename "$exe" | sed -E 's/-[0-9a-f]{16}$//')
+    cp "$exe" "$bundle/bin/tests/$name"
+  done
+done
+
+for entry in "${GPU_BINARIES[@]}"; do
+  [ -n "$entry" ] || continue
+  build_args=${entry%%|*}
+  run_args=""
+  [[ "$entry" == *"|"* ]] && run_args=${entry#*|}
+  echo "building: cargo build --release $build_args" >&2
+  # shellcheck disable=SC2086
+  exes=$(cargo build --release --message-format=json $build_args | executables)
+  [ -n "$exes" ] || { echo "no executable from: $build_args" >&2; exit 1; }
+  for exe in $exes; do
+    name=$(basename "$exe")
+    cp "$exe" "$bundle/bin/tools/$name"
+    printf '%s\t%s\n' "$name" "$run_args" >>"$bundle/tools.list"
+  done
+done
+
+cat >"$bundle/run-all.sh" <<'RUNALL'
+#!/usr/bin/env bash
+# Runs every GPU test executable of this bundle (with --ignored: they need the GPU) and every
+# extra tool, then prints one summary. Needs the NVIDIA driver and NVRTC; no Rust toolchain.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+
+# --- Find NVRTC -------------------------------------------------------------------------------
+# cudarc (built for CUDA 12) dlopens libnvrtc.so, libnvrtc.so.12, ...: not libnvrtc.so.13.
+find_nvrtc() {
+  local candidates=()
+  if command -v ldconfig >/dev/null 2>&1; then
+    while read -r path; do candidates+=("$path"); done < <(ldconfig -p 2>/dev/null | awk '/libnvrtc\.so/ && !/builtins/ {print $NF}')
+  fi
+  local dirs=("${CUDA_HOME:-/nonexistent}/lib64" /usr/local/cuda/lib64 /usr/local/cuda*/lib64
+              /usr/local/cuda*/targets/*/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /opt/cuda/lib64)
+  IFS=: read -r -a ld_dirs <<<"${LD_LIBRARY_PATH:-}"
+  dirs+=("${ld_dirs[@]}")
+  if command -v python3 >/dev/null 2>&1; then
+    while read -r d; do dirs+=("$d"); done < <(python3 - <<'PY' 2>/dev/null
+import site, sys, glob, os
+roots = set(site.getsitepackages() + [site.getusersitepackages()] + sys.path)
+for r in roots:
+    for sub in ("nvidia/cuda_nvrtc/lib", "nvidia/cu13/lib", "nvidia/cu12/lib"):
+        p = os.path.join(r, sub)
+        if os.path.isdir(p):
+            print(p)
+PY
+)
+  fi
+  for d in "${dirs[@]}"; do
+    [ -d "$d" ] || continue
+    for f in "$d"/libnvrtc.so*; do
+      [ -e "$f" ] && [[ "$f" != *builtins* ]] && candidates+=("$f")
+    done
+  done
+  # Prefer the newest major version.
+  printf '%s\n' "${candidates[@]}" | awk 'NF' | sort -t. -k3,3nr -u | head -n 1
+}
+
+nvrtc="$(find_nvrtc || true)"
+if [ -z "$nvrtc" ]; then
+  echo "run-all: libnvrtc not found (set CUDA_HOME or LD_LIBRARY_PATH to the CUDA lib directory)" >&2
+else
+  nvrtc_dir="$(dirname "$(readlink -f "$nvrtc")")"
+  shim="$(mktemp -d)"
+  trap 'rm -rf "$shim"' EXIT
+  # A libnvrtc.so cudarc will find, pointing at whatever version is installed; the real
+  # directory follows on the path for libnvrtc-builtins.
+  ln -s "$(readlink -f "$nvrtc")" "$shim/libnvrtc.so"
+  export LD_LIBRARY_PATH="$shim:$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "run-all: NVRTC $(readlink -f "$nvrtc")"
+fi
+export SCANGEN_CACHE_DIR="${SCANGEN_CACHE_DIR:-$here/cache}"
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+# --- Run ----------------------------------------------------------------------------------------
+status=0
+results=()
+log_dir="$here/logs"
+mkdir -p "$log_dir"
+for exe in "$here"/bin/tests/*; do
+  [ -x "$exe" ] || continue
+  name="$(basename "$exe")"
+  echo "=== $name ($*)"
+  start=$(date +%s)
+  "$exe" --ignored --test-threads=1 --nocapture "$@" 2>&1 | tee "$log_dir/$name.log"
+  rc=${PIPESTATUS[0]}
+  secs=$(( $(date +%s) - start ))
+  [ "$rc" -eq 0 ] || status=1
+  results+=("$name: $([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)") in ${secs}s")
+done
+while IFS=$'\t' read -r name args; do
+  [ -n "$name" ] || continue
+  echo "=== $name $args"
+  # shellcheck disable=SC2086
+  "$here/bin/tools/$name" $args 2>&1 | tee "$log_dir/$name.log"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] || status=1
+  results+=("$name: $([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)")")
+done <"$here/tools.list"
+
+echo
+echo "=== summary"
+grep -h "^gpu suite (" "$log_dir"/*.log 2>/dev/null
+printf '%s\n' "${results[@]}"
+[ "$status" -eq 0 ] && echo "run-all: all passed" || echo "run-all: FAILURES (logs in $log_dir)"
+exit "$status"
+RUNALL
+chmod +x "$bundle/run-all.sh"
+
+size=$(du -sm "$bundle" | cut -f1)
+echo "bundle: $bundle (${size} MiB)" >&2
+ls -la "$bundle/bin/tests" "$bundle/bin/tools" >&2
+if [ "$size" -ge 50 ]; then
+  echo "bundle is ${size} MiB, over the 50 MiB limit" >&2
+  exit 1
+fi

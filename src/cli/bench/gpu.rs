@@ -1,0 +1,120 @@
+//! GPU timing: each case is timed with CUDA events around one scan, beside a
+//! device-to-device copy of the same bytes, alternating so both see the same clocks.
+
+use super::report::{median, BenchRow};
+use super::sample::{with_op, Sample};
+use super::{BenchArgs, Progress};
+use scangen::runtime::cudarc::driver::{sys, CudaSlice, CudaStream};
+use scangen::runtime::{Gpu, ScanError, ScanOptions};
+use scangen::{Algorithm, ScanMode, ScanOp};
+use std::sync::Arc;
+
+pub fn run(args: &BenchArgs, algorithms: &[Algorithm], sizes: &[u64]) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
+    let gpu = Gpu::new(0)?;
+    // cudarc's per-buffer event tracking records events on every access: fine for safety in
+    // general code, but it would be timed here as part of each scan.
+    unsafe { gpu.context().disable_event_tracking() };
+    let stream = gpu.new_stream()?;
+    let device = gpu.backend_name();
+    let mode = if args.exclusive { ScanMode::Exclusive } else { ScanMode::Inclusive };
+
+    // (op, type) pairs, in order; `affine` has one type.
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for op in &args.op {
+        if op == "affine" {
+            pairs.push((op.clone(), "f32x2".into()));
+        } else {
+            for ty in &args.ty {
+                pairs.push((op.clone(), ty.clone()));
+            }
+        }
+    }
+    let total = pairs.len() * algorithms.len() * sizes.len();
+    let mut progress = Progress::new(total);
+    let mut rows = Vec::new();
+    for (op, ty) in &pairs {
+        let ctx = Ctx { gpu: &gpu, stream: &stream, args, algorithms, sizes, mode };
+        let found = with_op!(op.as_str(), ty.as_str(), O => Some(bench_op::<O>(&ctx, op, ty, &mut progress, &mut rows)), None);
+        match found {
+            Some(result) => result?,
+            None => eprintln!("skipping {op} on {ty}: no such operator"),
+        }
+    }
+    Ok((device, rows))
+}
+
+struct Ctx<'a> {
+    gpu: &'a Gpu,
+    stream: &'a Arc<CudaStream>,
+    args: &'a BenchArgs,
+    algorithms: &'a [Algorithm],
+    sizes: &'a [u64],
+    mode: ScanMode,
+}
+
+fn bench_op<O: ScanOp>(ctx: &Ctx, op: &str, ty: &str, progress: &mut Progress, rows: &mut Vec<BenchRow>) -> Result<(), Box<dyn std::error::Error>>
+where
+    O::Elem: Sample,
+{
+    let elem = std::mem::size_of::<O::Elem>();
+    let budget = (ctx.args.max_gib * (1u64 << 30) as f64) as u64;
+    // Input and output buffers for the largest size that fits (plus scan temporaries, which
+    // are small), filled once; smaller sizes use prefixes of them.
+    let max_n = ctx.sizes.iter().copied().filter(|&n| 2 * n * elem as u64 <= budget).max().unwrap_or(0);
+    if max_n == 0 {
+        return Ok(());
+    }
+    let host: Vec<O::Elem> = (0..max_n).map(O::Elem::sample).collect();
+    let input: CudaSlice<O::Elem> = ctx.stream.clone_htod(&host).map_err(|e| driver("copying bench input", e))?;
+    drop(host);
+    let mut output: CudaSlice<O::Elem> = unsafe { ctx.stream.alloc(max_n as usize) }.map_err(|e| driver("allocating bench output", e))?;
+    for &algorithm in ctx.algorithms {
+        let mut scanner = ctx.gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).mode(ctx.mode))?;
+        for &n in ctx.sizes {
+            progress.step(&format!("{algorithm} {op} {ty} n={n}"));
+            if n > max_n || n == 0 {
+                continue;
+            }
+            let n_us = n as usize;
+            let in_view = input.slice(0..n_us);
+            let mut out_view = output.slice_mut(0..n_us);
+            let mut scan_ms = Vec::with_capacity(ctx.args.reps);
+            let mut copy_ms = Vec::with_capacity(ctx.args.reps);
+            for _ in 0..ctx.args.warmup {
+                scanner.scan_device(ctx.stream, &in_view, &mut out_view)?;
+            }
+            for _ in 0..ctx.args.reps {
+                scan_ms.push(time(ctx.stream, || scanner.scan_device(ctx.stream, &in_view, &mut out_view))?);
+                copy_ms.push(time(ctx.stream, || {
+                    ctx.stream.memcpy_dtod(&in_view, &mut out_view).map_err(|e| driver("device copy", e))
+                })?);
+            }
+            let _ = in_view.len();
+            rows.push(BenchRow {
+                algorithm: algorithm.name().into(),
+                op: op.into(),
+                ty: ty.into(),
+                mode: ctx.mode.name().into(),
+                n,
+                elem_bytes: elem,
+                scan_ms: median(&mut scan_ms),
+                copy_ms: median(&mut copy_ms),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Milliseconds between CUDA events recorded around `work` on `stream`.
+fn time(stream: &Arc<CudaStream>, work: impl FnOnce() -> Result<(), ScanError>) -> Result<f64, ScanError> {
+    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let start = stream.record_event(flags).map_err(|e| driver("recording a timing event", e))?;
+    work()?;
+    let end = stream.record_event(flags).map_err(|e| driver("recording a timing event", e))?;
+    let ms = start.elapsed_ms(&end).map_err(|e| driver("reading a timing event", e))?;
+    Ok(ms as f64)
+}
+
+fn driver(step: &'static str, source: scangen::runtime::cudarc::driver::DriverError) -> ScanError {
+    ScanError::Driver { step, source }
+}

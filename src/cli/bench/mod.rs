@@ -1,0 +1,151 @@
+//! `scangen bench`: throughput of generated scans against a device-to-device copy of the same
+//! bytes, timed in the same run with CUDA events (median after warm-up). `--backend cpu` times
+//! the CPU backend (sequential against rayon) against a host memcpy instead.
+
+mod cpu;
+mod gpu;
+mod plot;
+mod report;
+mod sample;
+
+use super::CliResult;
+use clap::{Args, ValueEnum};
+use scan_codegen::Algorithm;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    Gpu,
+    Cpu,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Algorithms to time (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "single-pass,kogge-stone,blelloch")]
+    pub algo: Vec<String>,
+    /// Operators: built-ins (add, max, ...) and `affine` (the {a, b} f32 composition).
+    #[arg(long, value_delimiter = ',', default_value = "add,max,affine")]
+    pub op: Vec<String>,
+    /// Element types for built-in operators (comma-separated).
+    #[arg(long = "type", value_delimiter = ',', default_value = "i32,f32,i64,f64")]
+    pub ty: Vec<String>,
+    /// Sizes: log2 values (`28`) or element counts (`n=1000003`); default 2^10..2^30 plus
+    /// some non-powers of two.
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<String>,
+    /// Largest total device memory (GiB) a case may use; larger cases are skipped.
+    #[arg(long, default_value_t = 40.0)]
+    pub max_gib: f64,
+    /// Exclusive instead of inclusive scans.
+    #[arg(long)]
+    pub exclusive: bool,
+    /// Timed repetitions per case (the median is reported).
+    #[arg(long, default_value_t = 25)]
+    pub reps: usize,
+    /// Untimed warm-up runs per case.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    /// Write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write an SVG plot of throughput against n to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// gpu (default) or cpu.
+    #[arg(long, value_enum, default_value = "gpu")]
+    pub backend: BackendArg,
+}
+
+pub fn run(args: BenchArgs) -> CliResult {
+    let sizes = parse_sizes(&args.sizes)?;
+    let algorithms: Vec<Algorithm> = args
+        .algo
+        .iter()
+        .map(|a| Algorithm::from_name(a).ok_or_else(|| format!("unknown algorithm `{a}`")))
+        .collect::<Result<_, _>>()?;
+    let (device, rows) = match args.backend {
+        BackendArg::Gpu => gpu::run(&args, &algorithms, &sizes)?,
+        BackendArg::Cpu => cpu::run(&args, &sizes)?,
+    };
+    println!("device: {device}");
+    print!("{}", report::to_table(&rows));
+    if let Some(path) = &args.json {
+        std::fs::write(path, report::to_json(&device, &rows))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &args.plot {
+        std::fs::write(path, plot::to_svg(&format!("scangen scan throughput, {device}"), &rows))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn parse_sizes(specs: &[String]) -> Result<Vec<u64>, String> {
+    if specs.is_empty() {
+        let mut sizes: Vec<u64> = (10..=30).map(|k| 1u64 << k).collect();
+        // Non-powers of two: a prime, a 1.5x size and one just past a power of two.
+        sizes.extend([1_000_003, 3 << 22, (1 << 26) + 1]);
+        sizes.sort_unstable();
+        return Ok(sizes);
+    }
+    specs
+        .iter()
+        .map(|s| {
+            let s = s.trim();
+            if let Some(n) = s.strip_prefix("n=") {
+                n.parse::<u64>().map_err(|_| format!("bad size `{s}`"))
+            } else {
+                match s.parse::<u32>() {
+                    Ok(k) if k < 40 => Ok(1u64 << k),
+                    _ => Err(format!("bad size `{s}`: give log2 n (e.g. 28) or n=COUNT")),
+                }
+            }
+        })
+        .collect()
+}
+
+/// A one-line progress display on stderr: redrawn in place on a terminal, a line per case
+/// otherwise (so logs stay readable).
+pub struct Progress {
+    total: usize,
+    done: usize,
+    tty: bool,
+}
+
+impl Progress {
+    pub fn new(total: usize) -> Progress {
+        Progress { total, done: 0, tty: std::io::stderr().is_terminal() }
+    }
+
+    pub fn step(&mut self, what: &str) {
+        self.done += 1;
+        let width = 30;
+        let filled = width * self.done / self.total.max(1);
+        let bar = format!("[{}{}]", "=".repeat(filled), " ".repeat(width - filled));
+        if self.tty {
+            eprint!("\r\x1b[2K{bar} {}/{} {what}", self.done, self.total);
+            if self.done == self.total {
+                eprintln!();
+            }
+        } else {
+            eprintln!("{bar} {}/{} {what}", self.done, self.total);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_log2_and_counts() {
+        assert_eq!(parse_sizes(&["10".into(), "n=17".into()]).unwrap(), vec![1024, 17]);
+        assert!(parse_sizes(&["n=x".into()]).is_err());
+        let default = parse_sizes(&[]).unwrap();
+        assert_eq!(default.first(), Some(&1024));
+        assert_eq!(default.last(), Some(&(1 << 30)));
+        assert!(default.contains(&1_000_003));
+    }
+}

@@ -1,0 +1,19 @@
+use scangen::{scan_op, ScanOp};
+
+pub struct Clamp;
+
+#[scan_op]
+impl ScanOp for Clamp {
+    type Elem = u8;
+    fn identity() -> u8 {
+        0
+    }
+    fn combine(a: u8, b: u8) -> u8 {
+        match b {
+            0 => a,
+            _ => b,
+        }
+    }
+}
+
+fn main() {}

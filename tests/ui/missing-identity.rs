@@ -1,0 +1,13 @@
+use scangen::{scan_op, ScanOp};
+
+pub struct Sum;
+
+#[scan_op]
+impl ScanOp for Sum {
+    type Elem = i32;
+    fn combine(a: i32, b: i32) -> i32 {
+        a.wrapping_add(b)
+    }
+}
+
+fn main() {}
