@@ -33,7 +33,7 @@ impl ScanOp for ArgMax {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 1_500_007;
     let mut rng = StdRng::seed_from_u64(5);
     // Few distinct values, so ties are everywhere.

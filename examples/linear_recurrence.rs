@@ -29,7 +29,7 @@ impl ScanOp for Compose {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 1_000_003;
     let x0 = 2.0f32;
     let mut rng = StdRng::seed_from_u64(3);

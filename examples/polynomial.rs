@@ -29,7 +29,7 @@ impl ScanOp for Concat {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 100_003;
     let x = 0.9999f64;
     let mut rng = StdRng::seed_from_u64(7);

@@ -19,7 +19,7 @@ impl ScanOp for RunningMax {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = (1 << 20) + 13;
     let mut rng = StdRng::seed_from_u64(1);
     // A random walk: the running maximum changes often early and rarely later.

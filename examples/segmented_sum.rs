@@ -32,7 +32,7 @@ impl ScanOp for SegmentedSum {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 2_000_029;
     let mut rng = StdRng::seed_from_u64(4);
     let items: Vec<Seg> = (0..n)

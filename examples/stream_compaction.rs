@@ -7,7 +7,7 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use scangen::builtin::Add;
 use scangen::runtime::{auto, ScanOptions};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 1_000_033;
     let mut rng = StdRng::seed_from_u64(6);
     let data: Vec<i32> = (0..n).map(|_| rng.gen_range(-1000..1000)).collect();

@@ -19,7 +19,7 @@ impl ScanOp for Sum {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 3_000_017; // a prime: no tile divides it
     let mut rng = StdRng::seed_from_u64(2);
     let values: Vec<i64> = (0..n).map(|_| rng.gen_range(-1_000_000..1_000_000)).collect();

@@ -13,13 +13,17 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"
 bundle="$root/.gpu"
 
-# Test executables, as cargo arguments; each runs with --ignored --test-threads=1 --nocapture.
+# Test executables, as cargo arguments; each runs with --include-ignored --test-threads=1
+# --nocapture (GPU tests are #[ignore]d so that machines without a GPU skip them).
 GPU_TESTS=(
   "-p scan-runtime --test gpu_suite"
+  "-p scan-runtime --test compile_generated"
+  "-p scangen --test gpu_examples"
 )
 # Other executables (benchmarks, examples): "cargo build arguments|arguments to run it with".
 # Example: "--bin scangen|bench --quick"
 GPU_BINARIES=(
+  "--bin scangen|check --op add --type i32"
 )
 # Extra entries from the environment, newline-separated, same formats.
 if [ -n "${SCANGEN_BUNDLE_TESTS:-}" ]; then mapfile -t -O "${#GPU_TESTS[@]}" GPU_TESTS <<<"$SCANGEN_BUNDLE_TESTS"; fi
@@ -39,6 +43,14 @@ for line in sys.stdin:
 '
 }
 
+# Debug info is most of an executable's size (35 MiB -> 7 MiB); symbols stay, so backtraces
+# still name functions. SCANGEN_BUNDLE_KEEP_DEBUG=1 keeps it.
+shrink() {
+  if [ "${SCANGEN_BUNDLE_KEEP_DEBUG:-0}" != 1 ] && command -v strip >/dev/null 2>&1; then
+    strip --strip-debug "$1"
+  fi
+}
+
 rm -rf "$bundle"
 mkdir -p "$bundle/bin/tests" "$bundle/bin/tools"
 : >"$bundle/tools.list"
@@ -53,6 +65,7 @@ for args in "${GPU_TESTS[@]}"; do
     # Drop cargo's hash suffix: gpu_suite-0123abcd -> gpu_suite.
     name=$(basename "$exe" | sed -E 's/-[0-9a-f]{16}$//')
     cp "$exe" "$bundle/bin/tests/$name"
+    shrink "$bundle/bin/tests/$name"
   done
 done
 
@@ -68,13 +81,23 @@ for entry in "${GPU_BINARIES[@]}"; do
   for exe in $exes; do
     name=$(basename "$exe")
     cp "$exe" "$bundle/bin/tools/$name"
+    shrink "$bundle/bin/tools/$name"
     printf '%s\t%s\n' "$name" "$run_args" >>"$bundle/tools.list"
   done
 done
 
+# The CUB baseline source (built there with nvcc, beside `scangen bench`), when shared/ is here.
+for cub in "$root/../shared/bench/cub_scan.cu" "$root/shared/bench/cub_scan.cu"; do
+  if [ -f "$cub" ]; then
+    mkdir -p "$bundle/cub" && cp "$cub" "$bundle/cub/"
+    break
+  fi
+done
+
 cat >"$bundle/run-all.sh" <<'RUNALL'
 #!/usr/bin/env bash
-# Runs every GPU test executable of this bundle (with --ignored: they need the GPU) and every
+# Runs every test executable of this bundle (with --include-ignored: GPU tests are ignored by
+# default, and fail here, loudly, if the GPU or NVRTC is missing) and every
 # extra tool, then prints one summary. Needs the NVIDIA driver and NVRTC; no Rust toolchain.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -108,8 +131,10 @@ PY
       [ -e "$f" ] && [[ "$f" != *builtins* ]] && candidates+=("$f")
     done
   done
-  # Prefer the newest major version.
-  printf '%s\n' "${candidates[@]}" | awk 'NF' | sort -t. -k3,3nr -u | head -n 1
+  # Prefer the newest major version (the number after "libnvrtc.so."; none sorts last).
+  printf '%s\n' "${candidates[@]}" | awk 'NF {
+      v = 0; if (match($0, /libnvrtc\.so\.[0-9]+/)) v = substr($0, RSTART + 12, RLENGTH - 12) + 0
+      print v "\t" $0 }' | sort -k1,1nr | head -n 1 | cut -f2
 }
 
 nvrtc="$(find_nvrtc || true)"
@@ -126,6 +151,8 @@ else
   echo "run-all: NVRTC $(readlink -f "$nvrtc")"
 fi
 export SCANGEN_CACHE_DIR="${SCANGEN_CACHE_DIR:-$here/cache}"
+# NVRTC tests must not skip here.
+export SCANGEN_REQUIRE_NVRTC=1
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 # --- Run ----------------------------------------------------------------------------------------
@@ -138,7 +165,7 @@ for exe in "$here"/bin/tests/*; do
   name="$(basename "$exe")"
   echo "=== $name ($*)"
   start=$(date +%s)
-  "$exe" --ignored --test-threads=1 --nocapture "$@" 2>&1 | tee "$log_dir/$name.log"
+  "$exe" --include-ignored --test-threads=1 --nocapture "$@" 2>&1 | tee "$log_dir/$name.log"
   rc=${PIPESTATUS[0]}
   secs=$(( $(date +%s) - start ))
   [ "$rc" -eq 0 ] || status=1

@@ -40,6 +40,8 @@ pub mod runtime {
     pub use scan_runtime::*;
 }
 
+pub mod laws;
+
 /// Paths used by code the macros generate. Not a public API.
 #[doc(hidden)]
 pub mod __private {

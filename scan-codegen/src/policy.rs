@@ -21,11 +21,11 @@ impl TuningPolicy {
     /// Static shared memory a block may use without opting in to more (48 KiB on every arch).
     pub const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
 
-    /// First and largest `__nanosleep` (ns) of a single-pass look-back waiting on a predecessor
-    /// tile; the wait doubles between the two. Short, because predecessors are usually a few
-    /// hundred cycles from publishing.
-    pub const LOOK_BACK_BACKOFF_MIN_NS: u32 = 32;
-    pub const LOOK_BACK_BACKOFF_MAX_NS: u32 = 512;
+    /// `__nanosleep` (ns) of a single-pass look-back between two reads of a window of
+    /// predecessor statuses that is not ready yet. Short, because predecessors are usually a
+    /// few hundred cycles from publishing; constant, because a variable sleep gives the kernel
+    /// a stack frame on sm_80.
+    pub const LOOK_BACK_SLEEP_NS: u32 = 64;
 
     /// Elements per tile (one block's share).
     pub fn tile_items(&self) -> u32 {

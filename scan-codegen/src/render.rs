@@ -23,6 +23,7 @@ pub struct GeneratedScan {
     pub mode: ScanMode,
     pub policy: TuningPolicy,
     pub elem_size: usize,
+    pub elem_align: usize,
 }
 
 impl GeneratedScan {
@@ -58,12 +59,14 @@ impl GeneratedScan {
     /// * `[0, 128)`: header; `u32` tile-id counters at bytes 0 and 4, the rest unused.
     /// * elements of at most 4 bytes: at 128, one `u64` per tile: low half the status word
     ///   (`epoch << 2 | state`, state 1 = aggregate, 2 = inclusive), high half the value's bytes.
-    /// * larger elements: at 128, one `u32` status word per tile; then, each starting at a
-    ///   multiple of 128 bytes past the previous array, `T aggregate[num_tiles]` and
-    ///   `T inclusive[num_tiles]`.
+    /// * larger elements: at 128, one record per tile, `struct { u32 status; T aggregate;
+    ///   T inclusive; }` in C layout ([`layout::tile_record_bytes`]).
+    ///
+    /// Only the length depends on `num_tiles`: a state allocated for more tiles can be reused
+    /// for any smaller launch (zeroed once, never cleared between launches).
     pub fn tile_state_bytes(&self, num_tiles: u64) -> u64 {
         match self.algorithm {
-            Algorithm::SinglePass => layout::tile_state_bytes(self.elem_size, num_tiles),
+            Algorithm::SinglePass => layout::tile_state_bytes(self.elem_size, self.elem_align, num_tiles),
             _ => 0,
         }
     }
@@ -244,13 +247,12 @@ pub fn generate(
 
     ctx.insert("packed_status", &(elem_size <= layout::PACKED_STATUS_MAX_ELEM));
     ctx.insert("tile_state_header", &layout::TILE_STATE_HEADER_BYTES);
-    ctx.insert("tile_state_align", &layout::TILE_STATE_ARRAY_ALIGN);
+    ctx.insert("record_bytes", &layout::tile_record_bytes(elem_size, elem_align));
     ctx.insert("max_epoch", &GeneratedScan::MAX_EPOCH);
-    ctx.insert("backoff_min_ns", &TuningPolicy::LOOK_BACK_BACKOFF_MIN_NS);
-    ctx.insert("backoff_max_ns", &TuningPolicy::LOOK_BACK_BACKOFF_MAX_NS);
+    ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);
 
     let raw = engine()?.render("scan.cu.tera", &ctx).map_err(|e| CodegenError::Template(error_chain(&e)))?;
-    Ok(GeneratedScan { source: normalize(&raw), algorithm, mode, policy, elem_size })
+    Ok(GeneratedScan { source: normalize(&raw), algorithm, mode, policy, elem_size, elem_align })
 }
 
 /// Deterministic layout: no trailing whitespace, at most one blank line in a row, no blank line
@@ -328,7 +330,7 @@ mod tests {
         let g = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap();
         assert_eq!(g.tile_items(), 512);
         assert_eq!(g.num_tiles(1025), 3);
-        assert_eq!(g.tile_state_bytes(3), 128 + 128 + 2 * 128);
+        assert_eq!(g.tile_state_bytes(3), 128 + 3 * 24);
         assert_eq!(g.kernel_names(), &["scangen_single_pass"]);
         let h = generate(&spec, Algorithm::Blelloch, ScanMode::Inclusive, p).unwrap();
         assert_eq!(h.tile_state_bytes(3), 0);

@@ -115,14 +115,7 @@ pub struct StructDecl {
 impl StructDecl {
     /// Builds a declaration and computes its `repr(C)` size and alignment from the fields.
     pub fn new(name: impl Into<String>, fields: Vec<StructField>) -> StructDecl {
-        let mut offset = 0usize;
-        let mut align = 1usize;
-        for f in &fields {
-            let a = f.ty.size();
-            align = align.max(a);
-            offset = offset.div_ceil(a) * a + a;
-        }
-        let size = offset.div_ceil(align) * align;
+        let (_, size, align) = repr_c_layout(&fields);
         StructDecl {
             name: name.into(),
             fields,
@@ -130,6 +123,28 @@ impl StructDecl {
             align,
         }
     }
+
+    /// Byte offset of each field, in declaration order (`repr(C)` rules: each field at the next
+    /// multiple of its alignment).
+    pub fn field_offsets(&self) -> Vec<usize> {
+        repr_c_layout(&self.fields).0
+    }
+}
+
+/// `repr(C)` layout of primitive fields: (offsets, size, alignment). A primitive's alignment is
+/// its size on every target scangen supports (x86-64 and aarch64 hosts, CUDA devices).
+fn repr_c_layout(fields: &[StructField]) -> (Vec<usize>, usize, usize) {
+    let mut offsets = Vec::with_capacity(fields.len());
+    let mut end = 0usize;
+    let mut align = 1usize;
+    for f in fields {
+        let a = f.ty.size();
+        align = align.max(a);
+        let offset = end.div_ceil(a) * a;
+        offsets.push(offset);
+        end = offset + a;
+    }
+    (offsets, end.div_ceil(align) * align, align)
 }
 
 /// A type that can be an element of a GPU scan: a primitive or a `#[repr(C)]` struct of them.
@@ -181,6 +196,7 @@ mod tests {
         );
         assert_eq!(d.size, std::mem::size_of::<Mixed>());
         assert_eq!(d.align, std::mem::align_of::<Mixed>());
+        assert_eq!(d.field_offsets(), vec![0, 8, 16]);
     }
 
     #[test]

@@ -13,6 +13,20 @@ pub struct ElementStruct {
     pub decl: StructDecl,
 }
 
+/// A type as the user would write it (`&Pair`, `[u8; 4]`), for messages.
+pub(crate) fn type_string(ty: &syn::Type) -> String {
+    quote::ToTokens::to_token_stream(ty)
+        .to_string()
+        .replace("& ", "&")
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" ,", ",")
+        .replace(" ;", ";")
+        .replace("< ", "<")
+        .replace(" <", "<")
+        .replace(" >", ">")
+}
+
 pub(crate) const ALLOWED_PRIMS: &str = "i8, i16, i32, i64, u8, u16, u32, u64, f32, f64";
 
 /// The primitive a type names (`f32`, `core::primitive::f32`), if any.
@@ -24,7 +38,12 @@ pub fn prim_of_type(ty: &syn::Type) -> Option<PrimType> {
                 return None;
             }
             let ok_prefix = p.path.segments.len() == 1
-                || p.path.segments.iter().rev().nth(1).is_some_and(|s| s.ident == "primitive");
+                || p.path
+                    .segments
+                    .iter()
+                    .rev()
+                    .nth(1)
+                    .is_some_and(|s| s.ident == "primitive");
             if !ok_prefix {
                 return None;
             }
@@ -36,9 +55,9 @@ pub fn prim_of_type(ty: &syn::Type) -> Option<PrimType> {
     }
 }
 
-/// Whether a `#[derive(...)]` on the item lists `Copy`. A derive macro only sees the derive
-/// attributes that come after its own, so `None` means "cannot tell" (no derive visible).
-fn derives_copy(attrs: &[syn::Attribute]) -> Option<bool> {
+/// Whether a `#[derive(...)]` on the item lists `Copy` (`None`: no derive attribute at all).
+/// Only conclusive on a whole source file (a derive macro does not see its own derive list).
+pub(crate) fn derives_copy(attrs: &[syn::Attribute]) -> Option<bool> {
     let mut saw_derive = false;
     for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
         saw_derive = true;
@@ -96,7 +115,6 @@ fn check_repr(attrs: &[syn::Attribute], errors: &mut Errors) -> bool {
 }
 
 /// Validates a `#[derive(ScanElement)]` input. All problems are reported together.
-/// `copy_known` is `derives_copy`'s verdict; the macro passes what it can see.
 pub fn element_struct(input: &syn::DeriveInput) -> Result<ElementStruct, Errors> {
     let mut errors = Errors::new();
     let ident = &input.ident;
@@ -131,12 +149,6 @@ pub fn element_struct(input: &syn::DeriveInput) -> Result<ElementStruct, Errors>
             ),
         );
     }
-    if derives_copy(&input.attrs) == Some(false) {
-        errors.push(
-            ident.span(),
-            "ScanElement requires Copy: add #[derive(Clone, Copy)]",
-        );
-    }
     let mut fields = Vec::new();
     match &data.fields {
         syn::Fields::Named(named) => {
@@ -151,7 +163,7 @@ pub fn element_struct(input: &syn::DeriveInput) -> Result<ElementStruct, Errors>
                 match prim_of_type(&f.ty) {
                     Some(p) => fields.push((name, p)),
                     None => {
-                        let ty = quote::ToTokens::to_token_stream(&f.ty).to_string();
+                        let ty = type_string(&f.ty);
                         errors.push(
                             f.ty.span(),
                             format!(

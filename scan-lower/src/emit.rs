@@ -100,7 +100,10 @@ impl Val {
 
 #[derive(Clone, Debug)]
 enum Binding {
-    Var { cpp: String, ty: CTy },
+    Var {
+        cpp: String,
+        ty: CTy,
+    },
     /// `let x = 0.5;`: a literal whose type each use decides.
     Alias(Expr),
 }
@@ -122,19 +125,116 @@ pub(crate) struct Lowerer<'a> {
 }
 
 const CPP_RESERVED: &[&str] = &[
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-    "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-    "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-    "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "i8", "i16", "i32",
-    "i64", "u8", "u16", "u32", "u64", "f32", "f64", "threadIdx", "blockIdx", "blockDim",
-    "gridDim", "warpSize", "NULL", "main", "T",
+    "alignas",
+    "alignof",
+    "and",
+    "and_eq",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "char8_t",
+    "char16_t",
+    "char32_t",
+    "class",
+    "compl",
+    "concept",
+    "const",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "const_cast",
+    "continue",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "else",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "for",
+    "friend",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "requires",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "try",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "while",
+    "xor",
+    "xor_eq",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "f32",
+    "f64",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
+    "NULL",
+    "main",
+    "T",
 ];
 
 fn int_text(value: u128) -> String {
@@ -243,7 +343,10 @@ impl<'a> Lowerer<'a> {
     }
 
     fn bind(&mut self, rust: &str, b: Binding) {
-        self.scopes.last_mut().expect("scope").push((rust.to_string(), b));
+        self.scopes
+            .last_mut()
+            .expect("scope")
+            .push((rust.to_string(), b));
     }
 
     fn lookup(&self, rust: &str) -> Option<Binding> {
@@ -308,9 +411,10 @@ impl<'a> Lowerer<'a> {
                 }
                 (format!("({p}){sign}{}", int_text(*v)), true)
             }
-            (LitKind::Int(v), CTy::Field(_)) => {
-                (format!("({}){sign}{}", self.cpp_type(ty), int_text(*v)), true)
-            }
+            (LitKind::Int(v), CTy::Field(_)) => (
+                format!("({}){sign}{}", self.cpp_type(ty), int_text(*v)),
+                true,
+            ),
             (LitKind::Float(d), CTy::Prim(PrimType::F32)) => {
                 (format!("{sign}{}f", float_digits(d)), !lit.neg)
             }
@@ -369,18 +473,37 @@ impl<'a> Lowerer<'a> {
     /// A value stored into a place of type `ty` (let, assignment, field, return): integer
     /// literals in `int` range convert implicitly and exactly, so they stay bare.
     fn store(&self, v: Val, ty: &CTy) -> Val {
-        if let Some(LitVal { neg, kind: LitKind::Int(n) }) = &v.lit {
+        if let Some(LitVal {
+            neg,
+            kind: LitKind::Int(n),
+        }) = &v.lit
+        {
             let float = matches!(ty, CTy::Prim(PrimType::F32 | PrimType::F64))
                 || matches!(v.ty, CTy::Prim(PrimType::F32 | PrimType::F64));
             if *n <= i32::MAX as u128 && !float {
-                return Val::new(format!("{}{n}", if *neg { "-" } else { "" }), ty.clone(), !neg);
+                return Val::new(
+                    format!("{}{n}", if *neg { "-" } else { "" }),
+                    ty.clone(),
+                    !neg,
+                );
             }
         }
-        if let (Some(LitVal { neg, kind: LitKind::Float(d) }), CTy::Field(_)) = (&v.lit, ty) {
+        if let (
+            Some(LitVal {
+                neg,
+                kind: LitKind::Float(d),
+            }),
+            CTy::Field(_),
+        ) = (&v.lit, ty)
+        {
             let d = float_digits(d);
             if exact_in_f32(&d) {
                 // Converts exactly on assignment, whichever float the field is.
-                return Val::new(format!("{}{d}f", if *neg { "-" } else { "" }), ty.clone(), !neg);
+                return Val::new(
+                    format!("{}{d}f", if *neg { "-" } else { "" }),
+                    ty.clone(),
+                    !neg,
+                );
             }
         }
         let v = self.coerce(v, ty);
@@ -415,7 +538,13 @@ impl<'a> Lowerer<'a> {
 
     fn ends_in_return(b: &Block) -> bool {
         b.tail.is_none()
-            && matches!(b.stmts.last(), Some(Stmt::Expr(Expr { kind: ExprKind::Return(_), .. })))
+            && matches!(
+                b.stmts.last(),
+                Some(Stmt::Expr(Expr {
+                    kind: ExprKind::Return(_),
+                    ..
+                }))
+            )
     }
 
     fn stmt(&mut self, s: &Stmt) {
@@ -431,7 +560,14 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn let_stmt(&mut self, name: Option<&str>, mutable: bool, ty: Option<&LetTy>, init: &Expr, span: Span) {
+    fn let_stmt(
+        &mut self,
+        name: Option<&str>,
+        mutable: bool,
+        ty: Option<&LetTy>,
+        init: &Expr,
+        span: Span,
+    ) {
         let ann = ty.map(|t| match t {
             LetTy::Prim(p) => CTy::Prim(*p),
             LetTy::Elem => self.elem_cty(),
@@ -447,10 +583,17 @@ impl<'a> Lowerer<'a> {
             self.bind(name, Binding::Alias(init.clone()));
             return;
         }
-        if let (ExprKind::Struct { fields, base, .. }, ElemRef::Struct(_)) = (&init.kind, self.elem) {
+        if let (ExprKind::Struct { fields, base, .. }, ElemRef::Struct(_)) = (&init.kind, self.elem)
+        {
             let cpp = self.declare_name(name);
             self.struct_into(&cpp, fields, base.as_deref());
-            self.bind(name, Binding::Var { cpp, ty: CTy::Struct });
+            self.bind(
+                name,
+                Binding::Var {
+                    cpp,
+                    ty: CTy::Struct,
+                },
+            );
             return;
         }
         let v = self.expr(init, ann.as_ref());
@@ -800,16 +943,21 @@ impl<'a> Lowerer<'a> {
                 return self.make_lit(lv, None, expected);
             }
         }
-        let v = self.expr(inner, if op == UnOp::Neg { expected } else { expected.filter(|t| **t != CTy::Bool) });
+        let v = self.expr(
+            inner,
+            if op == UnOp::Neg {
+                expected
+            } else {
+                expected.filter(|t| **t != CTy::Bool)
+            },
+        );
         match op {
-            UnOp::Neg => {
-                match &v.ty {
-                    CTy::Prim(p) if p.is_float() => Val::new(format!("-{}", v.operand()), v.ty, false),
-                    CTy::Never => v,
-                    CTy::Struct | CTy::Bool => self.error(span, "`-` cannot be applied to this value"),
-                    _ => Val::new(format!("rs_neg({})", v.code), v.ty, true),
-                }
-            }
+            UnOp::Neg => match &v.ty {
+                CTy::Prim(p) if p.is_float() => Val::new(format!("-{}", v.operand()), v.ty, false),
+                CTy::Never => v,
+                CTy::Struct | CTy::Bool => self.error(span, "`-` cannot be applied to this value"),
+                _ => Val::new(format!("rs_neg({})", v.code), v.ty, true),
+            },
             UnOp::Not => {
                 let v = self.default_lit(v);
                 match &v.ty {
@@ -857,7 +1005,10 @@ impl<'a> Lowerer<'a> {
 
     /// Whether the lines from `mark` on assign a variable declared before `names_mark`.
     fn mutates_older(&self, mark: usize, names_mark: usize) -> bool {
-        let new: HashSet<&str> = self.declared[names_mark..].iter().map(String::as_str).collect();
+        let new: HashSet<&str> = self.declared[names_mark..]
+            .iter()
+            .map(String::as_str)
+            .collect();
         self.out[mark..].iter().any(|l| {
             let t = l.text.trim_start();
             let Some((target, _)) = t.split_once(" = ") else {
@@ -877,7 +1028,11 @@ impl<'a> Lowerer<'a> {
                 if needs_stmts(r, self) {
                     let tmp = self.fresh("tmp");
                     self.line(format!("bool {tmp} = {};", lv.code));
-                    let test = if op == BinOp::And { tmp.clone() } else { format!("!{tmp}") };
+                    let test = if op == BinOp::And {
+                        tmp.clone()
+                    } else {
+                        format!("!{tmp}")
+                    };
                     self.line(format!("if ({test}) {{"));
                     self.indent += 1;
                     let rv = self.expr(r, Some(&CTy::Bool));
@@ -887,7 +1042,16 @@ impl<'a> Lowerer<'a> {
                     return Val::new(tmp, CTy::Bool, true);
                 }
                 let rv = self.expr(r, Some(&CTy::Bool));
-                Val::new(format!("{} {} {}", logic_operand(&lv), op.c_infix(), logic_operand(&rv)), CTy::Bool, false)
+                Val::new(
+                    format!(
+                        "{} {} {}",
+                        logic_operand(&lv),
+                        op.c_infix(),
+                        logic_operand(&rv)
+                    ),
+                    CTy::Bool,
+                    false,
+                )
             }
             _ if op.is_comparison() => {
                 let vs = self.operands(&[(l, None), (r, None)]);
@@ -901,13 +1065,21 @@ impl<'a> Lowerer<'a> {
                 let unified = self.unify(&a.ty, &b.ty);
                 a = self.cmp_operand(a, &unified);
                 b = self.cmp_operand(b, &unified);
-                Val::new(format!("{} {} {}", a.operand(), op.c_infix(), b.operand()), CTy::Bool, false)
+                Val::new(
+                    format!("{} {} {}", a.operand(), op.c_infix(), b.operand()),
+                    CTy::Bool,
+                    false,
+                )
             }
             BinOp::Shl | BinOp::Shr => {
                 let vs = self.operands(&[(l, expected.cloned()), (r, None)]);
                 let a = self.default_lit(vs[0].clone());
                 let b = self.default_lit(vs[1].clone());
-                Val::new(format!("{}({}, {})", op.helper(), a.code, b.code), a.ty, true)
+                Val::new(
+                    format!("{}({}, {})", op.helper(), a.code, b.code),
+                    a.ty,
+                    true,
+                )
             }
             _ => {
                 let vs = self.operands(&[(l, expected.cloned()), (r, expected.cloned())]);
@@ -933,7 +1105,11 @@ impl<'a> Lowerer<'a> {
                 let float_infix = matches!(ty, CTy::Prim(p) if p.is_float())
                     && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div);
                 if float_infix {
-                    Val::new(format!("{} {} {}", a.operand(), op.c_infix(), b.operand()), ty, false)
+                    Val::new(
+                        format!("{} {} {}", a.operand(), op.c_infix(), b.operand()),
+                        ty,
+                        false,
+                    )
                 } else {
                     Val::new(format!("{}({}, {})", op.helper(), a.code, b.code), ty, true)
                 }
@@ -945,7 +1121,13 @@ impl<'a> Lowerer<'a> {
     /// float literals take the other side's type.
     fn cmp_operand(&self, v: Val, other: &CTy) -> Val {
         match (&v.ty, &v.lit) {
-            (CTy::IntLit, Some(LitVal { kind: LitKind::Int(n), neg })) if matches!(other, CTy::Prim(_) | CTy::Field(_) | CTy::IntLit) => {
+            (
+                CTy::IntLit,
+                Some(LitVal {
+                    kind: LitKind::Int(n),
+                    neg,
+                }),
+            ) if matches!(other, CTy::Prim(_) | CTy::Field(_) | CTy::IntLit) => {
                 let sign = if *neg { "-" } else { "" };
                 if matches!(other, CTy::Prim(p) if p.is_float()) {
                     return self.coerce(v, other);
@@ -970,7 +1152,14 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn if_value(&mut self, c: &Expr, then: &Block, els: Option<&Expr>, expected: Option<&CTy>, span: Span) -> Val {
+    fn if_value(
+        &mut self,
+        c: &Expr,
+        then: &Block,
+        els: Option<&Expr>,
+        expected: Option<&CTy>,
+        span: Span,
+    ) -> Val {
         let Some(els) = els else {
             return self.error(
                 span,
@@ -996,7 +1185,11 @@ impl<'a> Lowerer<'a> {
             let tv = self.default_lit(self.coerce(tv, &ty));
             let ev = self.default_lit(self.coerce(ev, &ty));
             let ty = if ty.is_lit() { tv.ty.clone() } else { ty };
-            return Val::new(format!("{} ? {} : {}", cond.operand(), tv.operand(), ev.operand()), ty, false);
+            return Val::new(
+                format!("{} ? {} : {}", cond.operand(), tv.operand(), ev.operand()),
+                ty,
+                false,
+            );
         }
         let tmp = self.fresh("tmp");
         let decl_at = self.line(String::new());
@@ -1007,7 +1200,10 @@ impl<'a> Lowerer<'a> {
         let tv = match &then.tail {
             Some(t) => self.expr(t, expected),
             None if Self::ends_in_return(then) => Val::new("", CTy::Never, true),
-            None => self.error(then.span, "this branch has no value: end it with an expression without `;`"),
+            None => self.error(
+                then.span,
+                "this branch has no value: end it with an expression without `;`",
+            ),
         };
         let then_at = self.line(String::new());
         self.pop_scope();
@@ -1022,7 +1218,10 @@ impl<'a> Lowerer<'a> {
         self.line("}");
         let mut ty = self.unify(&tv.ty, &ev.ty);
         if ty.is_lit() {
-            ty = expected.filter(|t| t.is_concrete()).cloned().unwrap_or_else(|| self.default_lit(tv.clone()).ty);
+            ty = expected
+                .filter(|t| t.is_concrete())
+                .cloned()
+                .unwrap_or_else(|| self.default_lit(tv.clone()).ty);
         }
         for (at, v) in [(then_at, tv), (else_at, ev)] {
             if v.ty == CTy::Never {
@@ -1066,7 +1265,11 @@ impl<'a> Lowerer<'a> {
 fn logic_operand(v: &Val) -> String {
     let c = &v.code;
     let is_cmp = !v.atomic
-        && [" == ", " != ", " < ", " <= ", " > ", " >= "].iter().filter(|o| c.contains(*o)).count() == 1
+        && [" == ", " != ", " < ", " <= ", " > ", " >= "]
+            .iter()
+            .filter(|o| c.contains(*o))
+            .count()
+            == 1
         && !c.contains(" && ")
         && !c.contains(" || ")
         && !c.contains(" ? ");
@@ -1083,11 +1286,15 @@ fn needs_stmts(e: &Expr, lw: &Lowerer<'_>) -> bool {
         ExprKind::Struct { .. } | ExprKind::Return(_) | ExprKind::Assign(..) => true,
         ExprKind::Block(b) => block_needs_stmts(b, lw),
         ExprKind::If(c, t, els) => {
-            needs_stmts(c, lw) || block_needs_stmts(t, lw) || els.as_ref().is_none_or(|e| needs_stmts(e, lw))
+            needs_stmts(c, lw)
+                || block_needs_stmts(t, lw)
+                || els.as_ref().is_none_or(|e| needs_stmts(e, lw))
         }
         ExprKind::Binary(_, l, r) => needs_stmts(l, lw) || needs_stmts(r, lw),
         ExprKind::Unary(_, x) | ExprKind::Cast(x, _) | ExprKind::Field(x, _) => needs_stmts(x, lw),
-        ExprKind::Method { recv, args, .. } => needs_stmts(recv, lw) || args.iter().any(|a| needs_stmts(a, lw)),
+        ExprKind::Method { recv, args, .. } => {
+            needs_stmts(recv, lw) || args.iter().any(|a| needs_stmts(a, lw))
+        }
         ExprKind::Lit(_) | ExprKind::Var(_) | ExprKind::Const(..) | ExprKind::Error => false,
     }
 }

@@ -1,6 +1,6 @@
 //! `scangen emit --file ops.rs --op Compose`: operators from a Rust source file.
 
-use crate::element::{element_struct, prim_of_type};
+use crate::element::{derives_copy, element_struct, prim_of_type};
 use crate::error::Errors;
 use crate::op::{is_scan_op_attr, lower_impl};
 use scan_core::{ElementType, OpSpec};
@@ -78,29 +78,49 @@ impl std::error::Error for FileError {}
 pub struct OpsFile {
     ops: Vec<syn::ItemImpl>,
     structs: Vec<syn::ItemStruct>,
+    /// Types with a hand-written `impl Copy for T {}`.
+    copy_impls: Vec<String>,
 }
 
 fn derives_scan_element(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
-        let mut found = false;
-        let _ = a.parse_nested_meta(|m| {
-            if m.path.segments.last().is_some_and(|s| s.ident == "ScanElement") {
-                found = true;
-            }
-            Ok(())
-        });
-        found
-    })
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("derive"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|m| {
+                if m.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "ScanElement")
+                {
+                    found = true;
+                }
+                Ok(())
+            });
+            found
+        })
 }
 
-fn collect(items: &[syn::Item], ops: &mut Vec<syn::ItemImpl>, structs: &mut Vec<syn::ItemStruct>) {
+fn collect(items: &[syn::Item], file: &mut OpsFile) {
     for item in items {
         match item {
-            syn::Item::Impl(i) if i.attrs.iter().any(is_scan_op_attr) => ops.push(i.clone()),
-            syn::Item::Struct(s) if derives_scan_element(&s.attrs) => structs.push(s.clone()),
+            syn::Item::Impl(i) if i.attrs.iter().any(is_scan_op_attr) => file.ops.push(i.clone()),
+            syn::Item::Impl(i)
+                if i.trait_.as_ref().is_some_and(|(_, p, _)| {
+                    p.segments.last().is_some_and(|s| s.ident == "Copy")
+                }) =>
+            {
+                if let syn::Type::Path(p) = &*i.self_ty {
+                    if let Some(seg) = p.path.segments.last() {
+                        file.copy_impls.push(seg.ident.to_string());
+                    }
+                }
+            }
+            syn::Item::Struct(s) if derives_scan_element(&s.attrs) => file.structs.push(s.clone()),
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    collect(items, ops, structs);
+                    collect(items, file);
                 }
             }
             _ => {}
@@ -111,10 +131,13 @@ fn collect(items: &[syn::Item], ops: &mut Vec<syn::ItemImpl>, structs: &mut Vec<
 /// Parses a Rust source file (syntax only: it is not compiled).
 pub fn parse_ops_file(source: &str) -> Result<OpsFile, FileError> {
     let file = syn::parse_file(source).map_err(|e| FileError::from(Errors::from(e)))?;
-    let mut ops = Vec::new();
-    let mut structs = Vec::new();
-    collect(&file.items, &mut ops, &mut structs);
-    Ok(OpsFile { ops, structs })
+    let mut ops_file = OpsFile {
+        ops: Vec::new(),
+        structs: Vec::new(),
+        copy_impls: Vec::new(),
+    };
+    collect(&file.items, &mut ops_file);
+    Ok(ops_file)
 }
 
 fn op_name(i: &syn::ItemImpl) -> Option<String> {
@@ -125,6 +148,11 @@ fn op_name(i: &syn::ItemImpl) -> Option<String> {
 }
 
 impl OpsFile {
+    fn is_copy(&self, s: &syn::ItemStruct) -> bool {
+        derives_copy(&s.attrs) == Some(true)
+            || self.copy_impls.iter().any(|n| s.ident == n.as_str())
+    }
+
     /// The names of the `#[scan_op]` operators, in file order.
     pub fn op_names(&self) -> Vec<String> {
         self.ops.iter().filter_map(op_name).collect()
@@ -150,8 +178,21 @@ impl OpsFile {
         match found {
             Some(s) => {
                 let input = syn::DeriveInput::from(s.clone());
-                let el = element_struct(&input).map_err(FileError::from)?;
-                Ok(ElementType::Struct(el.decl))
+                let mut errors = match element_struct(&input) {
+                    Ok(el) if self.is_copy(s) => return Ok(ElementType::Struct(el.decl)),
+                    Ok(_) => Errors::new(),
+                    Err(e) => e,
+                };
+                if !self.is_copy(s) {
+                    errors.push(
+                        s.ident.span(),
+                        format!(
+                            "ScanElement requires Copy: add #[derive(Clone, Copy)] to `{}`",
+                            s.ident
+                        ),
+                    );
+                }
+                Err(FileError::from(errors))
             }
             None => {
                 let shown = quote::ToTokens::to_token_stream(ty).to_string();
@@ -169,14 +210,22 @@ impl OpsFile {
 
     /// The full operator `name`: lowered bodies and element layout.
     pub fn op_spec(&self, name: &str) -> Result<OpSpec, FileError> {
-        let Some(item) = self.ops.iter().find(|i| op_name(i).as_deref() == Some(name)) else {
+        let Some(item) = self
+            .ops
+            .iter()
+            .find(|i| op_name(i).as_deref() == Some(name))
+        else {
             let known = self.op_names();
             let list = if known.is_empty() {
                 "the file has no `#[scan_op] impl ScanOp for ...`".to_string()
             } else {
                 format!("operators in the file: {}", known.join(", "))
             };
-            return Err(FileError::at(1, 1, format!("no `#[scan_op] impl ScanOp for {name}` in the file; {list}")));
+            return Err(FileError::at(
+                1,
+                1,
+                format!("no `#[scan_op] impl ScanOp for {name}` in the file; {list}"),
+            ));
         };
         let lowered = lower_impl(item).map_err(FileError::from)?;
         let element = self.element_type(&lowered.elem_ty)?;

@@ -41,7 +41,10 @@ pub(crate) enum BinOp {
 
 impl BinOp {
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
     }
     pub fn c_infix(self) -> &'static str {
         match self {
@@ -91,9 +94,15 @@ pub(crate) enum UnOp {
 #[derive(Clone, Debug)]
 pub(crate) enum Lit {
     /// Magnitude; the sign is a separate `Neg`. `suffix` is an integer or float type.
-    Int { value: u128, suffix: Option<PrimType> },
+    Int {
+        value: u128,
+        suffix: Option<PrimType>,
+    },
     /// Decimal digits as written (without `_`), and an `f32`/`f64` suffix.
-    Float { digits: String, suffix: Option<PrimType> },
+    Float {
+        digits: String,
+        suffix: Option<PrimType>,
+    },
     Bool(bool),
 }
 
@@ -527,7 +536,10 @@ impl Builder<'_> {
                     "f32" => Some(PrimType::F32),
                     "f64" => Some(PrimType::F64),
                     other => {
-                        self.error(f.span(), format!("`{other}` float literals are not supported"));
+                        self.error(
+                            f.span(),
+                            format!("`{other}` float literals are not supported"),
+                        );
                         return None;
                     }
                 };
@@ -558,9 +570,17 @@ impl Builder<'_> {
     fn path_expr(&mut self, p: &syn::ExprPath) -> Expr {
         let span = p.span();
         if p.qself.is_some() {
-            return self.error(span, "qualified paths (`<T as Trait>::X`) cannot be lowered to CUDA");
+            return self.error(
+                span,
+                "qualified paths (`<T as Trait>::X`) cannot be lowered to CUDA",
+            );
         }
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         if segs.len() == 1 {
             return Expr {
                 kind: ExprKind::Var(segs[0].clone()),
@@ -685,7 +705,10 @@ impl Builder<'_> {
         let span = s.span();
         if s.qself.is_some() || !self.is_elem_path(&s.path) {
             let shown = path_string(&s.path);
-            let elem = self.elem_name.clone().unwrap_or_else(|| "the element type".into());
+            let elem = self
+                .elem_name
+                .clone()
+                .unwrap_or_else(|| "the element type".into());
             return self.error(
                 s.path.span(),
                 format!(
@@ -706,10 +729,7 @@ impl Builder<'_> {
         }
         let base = s.rest.as_ref().map(|r| Box::new(self.expr(r)));
         Expr {
-            kind: ExprKind::Struct {
-                fields,
-                base,
-            },
+            kind: ExprKind::Struct { fields, base },
             span,
         }
     }
@@ -718,7 +738,10 @@ impl Builder<'_> {
         let span = m.span();
         let name = m.method.to_string();
         if m.turbofish.is_some() {
-            return self.error(m.method.span(), "turbofish (`::<T>`) cannot be lowered to CUDA");
+            return self.error(
+                m.method.span(),
+                "turbofish (`::<T>`) cannot be lowered to CUDA",
+            );
         }
         let Some(method) = methods::find(&name) else {
             let recv = self.expr(&m.receiver);
@@ -765,15 +788,22 @@ impl Builder<'_> {
         let span = c.span();
         let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
         let syn::Expr::Path(p) = &*c.func else {
-            if matches!(&*c.func, syn::Expr::Closure(_) | syn::Expr::Macro(_)) {
-                return self.expr(&c.func);
+            let before = self.errors.len();
+            let f = self.expr(&c.func);
+            if self.errors.len() > before {
+                return f;
             }
             return self.error(
                 c.func.span(),
                 "only calls of the supported functions can be lowered to CUDA",
             );
         };
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         let strs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let shown = segs.join("::");
         // `f32::max(a, b)`, `i64::wrapping_add(a, b)`, `std::cmp::max(a, b)`.
@@ -788,7 +818,11 @@ impl Builder<'_> {
             }
             _ => (None, ""),
         };
-        let method = if name.is_empty() { None } else { methods::find(name) };
+        let method = if name.is_empty() {
+            None
+        } else {
+            methods::find(name)
+        };
         let Some(method) = method else {
             return self.error(
                 c.func.span(),
@@ -799,7 +833,10 @@ impl Builder<'_> {
             );
         };
         if args.is_empty() {
-            return self.error(span, format!("`{shown}` needs its receiver as the first argument"));
+            return self.error(
+                span,
+                format!("`{shown}` needs its receiver as the first argument"),
+            );
         }
         let mut args = args.into_iter();
         let recv = args.next().expect("checked");

@@ -3,7 +3,6 @@
 use crate::emit::{ElemRef, Lowerer};
 use crate::error::Errors;
 use crate::ir::Builder;
-use quote::ToTokens;
 use scan_core::{ElementType, OpSpec, PrimType};
 use syn::spanned::Spanned;
 
@@ -51,13 +50,13 @@ pub struct ImplShape {
     pub has_device_op: bool,
 }
 
-fn type_string(ty: &syn::Type) -> String {
-    ty.to_token_stream().to_string()
-}
+use crate::element::type_string;
 
 fn self_name(ty: &syn::Type) -> Option<String> {
     match ty {
-        syn::Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| s.ident.to_string())
+        }
         syn::Type::Group(g) => self_name(&g.elem),
         _ => None,
     }
@@ -75,7 +74,10 @@ pub fn check_impl(item: &syn::ItemImpl, errors: &mut Errors) -> ImplShape {
     match &item.trait_ {
         Some((bang, path, _)) => {
             if bang.is_some() || path.segments.last().is_none_or(|s| s.ident != "ScanOp") {
-                errors.push(path.span(), "#[scan_op] goes on `impl ScanOp for YourOp { ... }`");
+                errors.push(
+                    path.span(),
+                    "#[scan_op] goes on `impl ScanOp for YourOp { ... }`",
+                );
             }
         }
         None => errors.push(
@@ -91,9 +93,13 @@ pub fn check_impl(item: &syn::ItemImpl, errors: &mut Errors) -> ImplShape {
     }
     shape.name = self_name(&item.self_ty);
     if shape.name.is_none() {
-        errors.push(item.self_ty.span(), "#[scan_op] needs a named operator type (`impl ScanOp for Compose`)");
+        errors.push(
+            item.self_ty.span(),
+            "#[scan_op] needs a named operator type (`impl ScanOp for Compose`)",
+        );
     }
 
+    let mut shape_elem_invalid = false;
     for it in &item.items {
         match it {
             syn::ImplItem::Type(t) if t.ident == "Elem" => {
@@ -108,6 +114,7 @@ pub fn check_impl(item: &syn::ItemImpl, errors: &mut Errors) -> ImplShape {
                     ),
                 }
                 shape.elem_ty = Some(t.ty.clone());
+                shape_elem_invalid = !matches!(&t.ty, syn::Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.arguments.is_none()));
             }
             syn::ImplItem::Fn(f) if f.sig.ident == "device_op" => {
                 shape.has_device_op = true;
@@ -125,12 +132,19 @@ pub fn check_impl(item: &syn::ItemImpl, errors: &mut Errors) -> ImplShape {
             "missing `type Elem = ...;`: the element type of the scan (a primitive or a #[derive(ScanElement)] struct)",
         );
     }
-    let elem_shown = shape.elem_ty.as_ref().map(type_string).unwrap_or_else(|| "Elem".into());
+    let elem_shown = shape
+        .elem_ty
+        .as_ref()
+        .map(type_string)
+        .unwrap_or_else(|| "Elem".into());
     let builder = Builder {
         errors: &mut Errors::new(),
         elem_name: shape.elem_ty.as_ref().and_then(elem_name),
     };
-    let is_elem = |ty: &syn::Type| builder.is_elem_type(ty) || prim_matches(shape.elem_ty.as_ref(), ty);
+    // An invalid `type Elem` is reported once; signatures are not compared against it.
+    let is_elem = |ty: &syn::Type| {
+        shape_elem_invalid || builder.is_elem_type(ty) || prim_matches(shape.elem_ty.as_ref(), ty)
+    };
 
     let identity = find_fn(item, "identity");
     let combine = find_fn(item, "combine");
@@ -208,7 +222,10 @@ pub fn check_impl(item: &syn::ItemImpl, errors: &mut Errors) -> ImplShape {
 }
 
 fn prim_matches(elem: Option<&syn::Type>, ty: &syn::Type) -> bool {
-    match (elem.and_then(crate::element::prim_of_type), crate::element::prim_of_type(ty)) {
+    match (
+        elem.and_then(crate::element::prim_of_type),
+        crate::element::prim_of_type(ty),
+    ) {
         (Some(a), Some(b)) => a == b,
         _ => false,
     }
@@ -223,7 +240,10 @@ fn find_fn<'a>(item: &'a syn::ItemImpl, name: &str) -> Option<&'a syn::ImplItemF
 
 fn common_sig_checks(sig: &syn::Signature, errors: &mut Errors) {
     if !sig.generics.params.is_empty() {
-        errors.push(sig.generics.span(), format!("`{}` cannot be generic", sig.ident));
+        errors.push(
+            sig.generics.span(),
+            format!("`{}` cannot be generic", sig.ident),
+        );
     }
     if let Some(a) = &sig.asyncness {
         errors.push(a.span, format!("`{}` cannot be async", sig.ident));
@@ -249,7 +269,10 @@ fn check_return(
             if !is_elem(ty) {
                 errors.push(
                     ty.span(),
-                    format!("`{which}` must return the element type `{elem_shown}`, found `{}`", type_string(ty)),
+                    format!(
+                        "`{which}` must return the element type `{elem_shown}`, found `{}`",
+                        type_string(ty)
+                    ),
                 );
             }
         }
@@ -274,23 +297,32 @@ pub fn lower_impl(item: &syn::ItemImpl) -> Result<LoweredOp, Errors> {
     let elem_for_lowering = elem.clone().unwrap_or(ElemRef::Prim(PrimType::I32));
     let elem_name = elem_ty.as_ref().and_then(elem_name);
 
-    let lower_fn = |f: &syn::ImplItemFn, params: &[(Option<String>, &str)], errors: &mut Errors| -> (Vec<String>, String) {
+    let lower_fn = |f: &syn::ImplItemFn,
+                    params: &[(Option<String>, &str)],
+                    errors: &mut Errors|
+     -> (Vec<String>, String) {
         let block = Builder {
             errors: &mut *errors,
             elem_name: elem_name.clone(),
         }
         .block(&f.block);
         let mut lw = Lowerer::new(&elem_for_lowering, errors);
-        let names = params.iter().map(|(n, fb)| lw.param(n.as_deref(), fb)).collect();
+        let names = params
+            .iter()
+            .map(|(n, fb)| lw.param(n.as_deref(), fb))
+            .collect();
         (names, lw.body(&block))
     };
 
+    // A function whose signature is wrong is reported as such; its body is not lowered (its
+    // parameters are not the elements, so every use of them would be a follow-up error).
     let mut identity_body = String::new();
-    if let Some(f) = find_fn(item, "identity") {
+    if let Some(f) = find_fn(item, "identity").filter(|_| !shape.bad_identity) {
         identity_body = lower_fn(f, &[], &mut errors).1;
     }
-    let (mut lhs, mut rhs, mut combine_body) = (String::from("lhs"), String::from("rhs"), String::new());
-    if let Some(f) = find_fn(item, "combine") {
+    let (mut lhs, mut rhs, mut combine_body) =
+        (String::from("lhs"), String::from("rhs"), String::new());
+    if let Some(f) = find_fn(item, "combine").filter(|_| !shape.bad_combine) {
         let mut params: Vec<Option<String>> = f
             .sig
             .inputs
@@ -304,7 +336,11 @@ pub fn lower_impl(item: &syn::ItemImpl) -> Result<LoweredOp, Errors> {
             })
             .collect();
         params.resize(2, None);
-        let (names, body) = lower_fn(f, &[(params[0].clone(), "lhs"), (params[1].clone(), "rhs")], &mut errors);
+        let (names, body) = lower_fn(
+            f,
+            &[(params[0].clone(), "lhs"), (params[1].clone(), "rhs")],
+            &mut errors,
+        );
         lhs = names[0].clone();
         rhs = names[1].clone();
         combine_body = body;
@@ -325,5 +361,8 @@ pub fn lower_impl(item: &syn::ItemImpl) -> Result<LoweredOp, Errors> {
 
 /// Whether an attribute is `#[scan_op]` (or `#[scangen::scan_op]`).
 pub fn is_scan_op_attr(attr: &syn::Attribute) -> bool {
-    attr.path().segments.last().is_some_and(|s| s.ident == "scan_op")
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "scan_op")
 }

@@ -12,7 +12,8 @@ typedef unsigned char u8;\ntypedef unsigned short u16;\ntypedef unsigned int u32
 typedef float f32;\ntypedef double f64;\n";
 
 fn nvrtc_available() -> bool {
-    let present = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() }).unwrap_or(false);
+    let present = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
+        .unwrap_or(false);
     if !present {
         if std::env::var("SCANGEN_REQUIRE_NVRTC").as_deref() == Ok("1") {
             panic!("SCANGEN_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded: run `. scripts/cuda-tools.sh`");
@@ -29,7 +30,10 @@ fn compile(src: &str) -> String {
     let opts: Vec<String> = vec!["--std=c++17".into(), "-arch=compute_80".into()];
     let res = unsafe { result::compile_program(prog, &opts) };
     let log = unsafe { result::get_program_log(prog) }.unwrap();
-    let log = unsafe { CStr::from_ptr(log.as_ptr()) }.to_string_lossy().trim().to_string();
+    let log = unsafe { CStr::from_ptr(log.as_ptr()) }
+        .to_string_lossy()
+        .trim()
+        .to_string();
     unsafe { result::destroy_program(prog) }.unwrap();
     if res.is_err() {
         panic!("NVRTC failed:\n{log}\n---- source ----\n{}", numbered(src));
@@ -38,7 +42,10 @@ fn compile(src: &str) -> String {
 }
 
 fn numbered(src: &str) -> String {
-    src.lines().enumerate().map(|(i, l)| format!("{:4} {l}\n", i + 1)).collect()
+    src.lines()
+        .enumerate()
+        .map(|(i, l)| format!("{:4} {l}\n", i + 1))
+        .collect()
 }
 
 fn harness(op: &scan_core::OpSpec) -> String {
@@ -51,13 +58,19 @@ fn harness(op: &scan_core::OpSpec) -> String {
             s.push_str(&format!("    {} {};\n", f.ty.name(), f.name));
         }
         s.push_str("};\n");
-        s.push_str(&format!("static_assert(sizeof({}) == {}, \"size\");\n", d.name, d.size));
+        s.push_str(&format!(
+            "static_assert(sizeof({}) == {}, \"size\");\n",
+            d.name, d.size
+        ));
     }
     s.push_str(&format!(
         "__device__ __forceinline__ {t} scan_combine({t} {}, {t} {}) {{\n{}\n}}\n",
         op.lhs, op.rhs, op.combine_body
     ));
-    s.push_str(&format!("__device__ __forceinline__ {t} scan_identity() {{\n{}\n}}\n", op.identity_body));
+    s.push_str(&format!(
+        "__device__ __forceinline__ {t} scan_identity() {{\n{}\n}}\n",
+        op.identity_body
+    ));
     s.push_str(&format!(
         "extern \"C\" __global__ void k(const {t}* in, {t}* out, unsigned long long n) {{\n    \
          unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n    \
@@ -158,15 +171,26 @@ impl ScanOp for Wide {
 fn lowered_ops_compile_with_nvrtc() {
     let file = scan_lower::parse_ops_file(OPS).expect("parses");
     let names = file.op_names();
-    assert_eq!(names, ["Compose", "SegSum", "ArgMax", "RunMax", "Kitchen", "Wide"]);
-    let specs: Vec<_> = names.iter().map(|n| file.op_spec(n).unwrap_or_else(|e| panic!("{n}: {e}"))).collect();
+    assert_eq!(
+        names,
+        ["Compose", "SegSum", "ArgMax", "RunMax", "Kitchen", "Wide"]
+    );
+    let specs: Vec<_> = names
+        .iter()
+        .map(|n| file.op_spec(n).unwrap_or_else(|e| panic!("{n}: {e}")))
+        .collect();
     if !nvrtc_available() {
         return;
     }
     for spec in &specs {
         let src = harness(spec);
         let log = compile(&src);
-        assert!(log.is_empty(), "{}: NVRTC warnings:\n{log}\n---- source ----\n{}", spec.name, numbered(&src));
+        assert!(
+            log.is_empty(),
+            "{}: NVRTC warnings:\n{log}\n---- source ----\n{}",
+            spec.name,
+            numbered(&src)
+        );
     }
 }
 
@@ -179,13 +203,36 @@ fn every_helper_instantiates_without_warnings() {
     src.push_str(scan_lower::RUST_SEMANTICS_CU);
     src.push_str("template <class T> __device__ void ints(T* o, T a, T b) {\n");
     for f in [
-        "rs_add", "rs_sub", "rs_mul", "rs_div", "rs_rem", "rs_wrapping_add", "rs_wrapping_sub", "rs_wrapping_mul",
-        "rs_saturating_add", "rs_saturating_sub", "rs_saturating_mul", "rs_min", "rs_max", "rs_bitand", "rs_bitor",
-        "rs_bitxor", "rs_shl", "rs_shr", "rs_wrapping_div", "rs_wrapping_rem",
+        "rs_add",
+        "rs_sub",
+        "rs_mul",
+        "rs_div",
+        "rs_rem",
+        "rs_wrapping_add",
+        "rs_wrapping_sub",
+        "rs_wrapping_mul",
+        "rs_saturating_add",
+        "rs_saturating_sub",
+        "rs_saturating_mul",
+        "rs_min",
+        "rs_max",
+        "rs_bitand",
+        "rs_bitor",
+        "rs_bitxor",
+        "rs_shl",
+        "rs_shr",
+        "rs_wrapping_div",
+        "rs_wrapping_rem",
     ] {
         src.push_str(&format!("    *o++ = {f}(a, b);\n"));
     }
-    for f in ["rs_neg", "rs_not", "rs_abs", "rs_wrapping_neg", "rs_wrapping_abs"] {
+    for f in [
+        "rs_neg",
+        "rs_not",
+        "rs_abs",
+        "rs_wrapping_neg",
+        "rs_wrapping_abs",
+    ] {
         src.push_str(&format!("    *o++ = {f}(a);\n"));
     }
     src.push_str("    *o++ = rs_rotate_left(a, 3u) + rs_rotate_right(b, 5u) + rs_wrapping_shl(a, 9u) + rs_wrapping_shr(a, 9u);\n");
@@ -193,12 +240,15 @@ fn every_helper_instantiates_without_warnings() {
     src.push_str("    *o++ = rs_clamp(a, rs_min_value<T>(), rs_max_value<T>());\n");
     src.push_str("    *o++ = rs_cast<T>(1.5f) + rs_cast<T>(2.5) + rs_cast<T>((i8)1) + rs_cast<T>((u64)7) + rs_cast<T>(true);\n");
     src.push_str("}\ntemplate <class T> __device__ void floats(T* o, T a, T b) {\n");
-    for f in ["rs_add", "rs_sub", "rs_mul", "rs_div", "rs_rem", "rs_min", "rs_max", "rs_powf"] {
+    for f in [
+        "rs_add", "rs_sub", "rs_mul", "rs_div", "rs_rem", "rs_min", "rs_max", "rs_powf",
+    ] {
         src.push_str(&format!("    *o++ = {f}(a, b);\n"));
     }
     for f in [
-        "rs_neg", "rs_abs", "rs_sqrt", "rs_cbrt", "rs_exp", "rs_exp2", "rs_ln", "rs_log2", "rs_log10", "rs_floor",
-        "rs_ceil", "rs_round", "rs_trunc", "rs_sin", "rs_cos", "rs_tan", "rs_tanh",
+        "rs_neg", "rs_abs", "rs_sqrt", "rs_cbrt", "rs_exp", "rs_exp2", "rs_ln", "rs_log2",
+        "rs_log10", "rs_floor", "rs_ceil", "rs_round", "rs_trunc", "rs_sin", "rs_cos", "rs_tan",
+        "rs_tanh",
     ] {
         src.push_str(&format!("    *o++ = {f}(a);\n"));
     }

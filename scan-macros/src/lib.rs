@@ -38,12 +38,21 @@ fn element_impl(el: &scan_lower::ElementStruct) -> TokenStream2 {
     let size_msg = format!(
         "ScanElement: the size of `{name}` differs from its repr(C) declaration ({size} bytes)"
     );
-    let align_msg = format!("ScanElement: the alignment of `{name}` differs from its repr(C) declaration");
-    // Copy: the trait's supertrait bound reports it too, but with this span and message first.
+    let align_msg =
+        format!("ScanElement: the alignment of `{name}` differs from its repr(C) declaration");
+    // Copy: the derive cannot see the derive list it is part of, so the check is a bound on a
+    // local trait whose unmet-bound message says what to write. (rustc adds its own error for
+    // ScanElement's `Copy` supertrait.)
+    let copy_msg = format!("ScanElement requires Copy: add #[derive(Clone, Copy)] to `{name}`");
     let copy_check = quote_spanned! {ident.span()=>
-        const _: fn() = || {
-            fn __scangen_requires_copy<T: ::core::marker::Copy>() {}
-            __scangen_requires_copy::<#ident>();
+        const _: () = {
+            #[diagnostic::on_unimplemented(message = #copy_msg, label = "not Copy")]
+            trait ScanElementRequiresCopy {}
+            impl<T: ::core::marker::Copy> ScanElementRequiresCopy for T {}
+            fn requires_copy<T: ScanElementRequiresCopy>() {}
+            fn check() {
+                requires_copy::<#ident>();
+            }
         };
     };
     quote! {

@@ -73,7 +73,11 @@ where
         Scan::scan(self, input)
     }
 
-    pub fn scan_into(&mut self, input: &[Op::Elem], output: &mut [Op::Elem]) -> Result<(), ScanError> {
+    pub fn scan_into(
+        &mut self,
+        input: &[Op::Elem],
+        output: &mut [Op::Elem],
+    ) -> Result<(), ScanError> {
         Scan::scan_into(self, input, output)
     }
 
@@ -126,7 +130,11 @@ enum BackendChoice {
 }
 
 fn backend_choice() -> BackendChoice {
-    match std::env::var("SCANGEN_BACKEND").as_deref().map(str::to_ascii_lowercase).as_deref() {
+    match std::env::var("SCANGEN_BACKEND")
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Ok("gpu") | Ok("cuda") => BackendChoice::Gpu,
         Ok("cpu") => BackendChoice::Cpu,
         _ => BackendChoice::Auto,
@@ -154,14 +162,17 @@ where
 {
     let choice = backend_choice();
     if choice == BackendChoice::Cpu {
-        return Ok(AnyScanner::Cpu(CpuScanner::fallback(opts, "SCANGEN_BACKEND=cpu")));
+        return Ok(AnyScanner::Cpu(CpuScanner::fallback(
+            opts,
+            "SCANGEN_BACKEND=cpu",
+        )));
     }
     let gpu = Gpu::new(0).and_then(|gpu| nvrtc_available().map(|()| gpu));
     match gpu {
         Ok(gpu) => Ok(AnyScanner::Gpu(gpu.scanner::<Op>(opts)?)),
-        Err(e) if e.is_unavailable() && choice == BackendChoice::Auto => {
-            Ok(AnyScanner::Cpu(CpuScanner::fallback(opts, fallback_reason(&e))))
-        }
+        Err(e) if e.is_unavailable() && choice == BackendChoice::Auto => Ok(AnyScanner::Cpu(
+            CpuScanner::fallback(opts, fallback_reason(&e)),
+        )),
         Err(e) => Err(e),
     }
 }
@@ -177,8 +188,16 @@ mod tests {
         match auto::<Add<i64>>(ScanOptions::default()) {
             Ok(mut s) => {
                 if !s.is_gpu() {
-                    assert!(s.backend_name().starts_with("cpu: rayon, "), "{}", s.backend_name());
-                    assert!(s.backend_name().contains('('), "the fallback says why: {}", s.backend_name());
+                    assert!(
+                        s.backend_name().starts_with("cpu: rayon, "),
+                        "{}",
+                        s.backend_name()
+                    );
+                    assert!(
+                        s.backend_name().contains('('),
+                        "the fallback says why: {}",
+                        s.backend_name()
+                    );
                 }
                 assert_eq!(s.scan(&[1, 2, 3]).unwrap(), vec![1, 3, 6]);
             }
@@ -193,6 +212,10 @@ mod tests {
         let e = ScanError::NoDriver { detail: "x".into() };
         assert_eq!(fallback_reason(&e), "no CUDA driver found");
         assert!(e.is_unavailable());
-        assert!(!ScanError::LengthMismatch { input: 1, output: 2 }.is_unavailable());
+        assert!(!ScanError::LengthMismatch {
+            input: 1,
+            output: 2
+        }
+        .is_unavailable());
     }
 }

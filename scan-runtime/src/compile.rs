@@ -82,7 +82,10 @@ pub fn nvrtc_version() -> Result<(i32, i32), ScanError> {
     // SAFETY: the library is present; the call writes two ints.
     unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
         .result()
-        .map_err(|source| ScanError::Nvrtc { step: "querying the NVRTC version", source })?;
+        .map_err(|source| ScanError::Nvrtc {
+            step: "querying the NVRTC version",
+            source,
+        })?;
     Ok((major, minor))
 }
 
@@ -112,7 +115,11 @@ pub fn cache_key(source: &str, sm: u32, options: &[String], nvrtc: (i32, i32)) -
 
 /// Compiles `source` for `sm`, using the process-wide memory cache, then `disk`, then NVRTC
 /// (storing what it compiled in both caches).
-pub fn compile_cached(source: &str, sm: u32, disk: &DiskCache) -> Result<Arc<KernelImage>, ScanError> {
+pub fn compile_cached(
+    source: &str,
+    sm: u32,
+    disk: &DiskCache,
+) -> Result<Arc<KernelImage>, ScanError> {
     static MEMORY: OnceLock<Mutex<HashMap<CacheKey, Arc<KernelImage>>>> = OnceLock::new();
     let options = compile_options(sm);
     let key = cache_key(source, sm, &options, nvrtc_version()?);
@@ -132,7 +139,10 @@ pub fn compile_cached(source: &str, sm: u32, disk: &DiskCache) -> Result<Arc<Ker
         }
     };
     let image = Arc::new(image);
-    memory.lock().expect("compile cache poisoned").insert(key, image.clone());
+    memory
+        .lock()
+        .expect("compile cache poisoned")
+        .insert(key, image.clone());
     Ok(image)
 }
 
@@ -165,36 +175,58 @@ impl Program {
             annotated: "generated source contains a NUL byte".into(),
         })?;
         let name = CString::new(PROGRAM_NAME).expect("no NUL");
-        let raw = nvrtc::create_program(&source_c, Some(&name))
-            .map_err(|source| ScanError::Nvrtc { step: "creating the program", source })?;
-        Ok(Program { raw, _source: source_c, _name: name })
+        let raw =
+            nvrtc::create_program(&source_c, Some(&name)).map_err(|source| ScanError::Nvrtc {
+                step: "creating the program",
+                source,
+            })?;
+        Ok(Program {
+            raw,
+            _source: source_c,
+            _name: name,
+        })
     }
 
     fn log(&self) -> Result<String, ScanError> {
         // SAFETY: live program; the log is NUL-terminated.
-        let raw = unsafe { nvrtc::get_program_log(self.raw) }
-            .map_err(|source| ScanError::Nvrtc { step: "reading the compile log", source })?;
+        let raw =
+            unsafe { nvrtc::get_program_log(self.raw) }.map_err(|source| ScanError::Nvrtc {
+                step: "reading the compile log",
+                source,
+            })?;
         Ok(c_chars_to_string(&raw))
     }
 
     fn cubin(&self) -> Result<KernelImage, ScanError> {
-        let step = |source| ScanError::Nvrtc { step: "reading the CUBIN", source };
+        let step = |source| ScanError::Nvrtc {
+            step: "reading the CUBIN",
+            source,
+        };
         let mut size = 0usize;
         // SAFETY: live, compiled program; the buffer has the size NVRTC asked for.
-        unsafe { sys::nvrtcGetCUBINSize(self.raw, &mut size) }.result().map_err(step)?;
+        unsafe { sys::nvrtcGetCUBINSize(self.raw, &mut size) }
+            .result()
+            .map_err(step)?;
         if size == 0 {
             // Compiled for a virtual architecture: there is no CUBIN, only PTX.
-            return Err(ScanError::Nvrtc { step: "reading the CUBIN (empty)", source: nvrtc::NvrtcError(sys::nvrtcResult::NVRTC_ERROR_INVALID_INPUT) });
+            return Err(ScanError::Nvrtc {
+                step: "reading the CUBIN (empty)",
+                source: nvrtc::NvrtcError(sys::nvrtcResult::NVRTC_ERROR_INVALID_INPUT),
+            });
         }
         let mut buf = vec![0u8; size];
-        unsafe { sys::nvrtcGetCUBIN(self.raw, buf.as_mut_ptr() as *mut c_char) }.result().map_err(step)?;
+        unsafe { sys::nvrtcGetCUBIN(self.raw, buf.as_mut_ptr() as *mut c_char) }
+            .result()
+            .map_err(step)?;
         Ok(KernelImage::Cubin(buf))
     }
 
     fn ptx(&self) -> Result<KernelImage, ScanError> {
         // SAFETY: live, compiled program.
-        let raw = unsafe { nvrtc::get_ptx(self.raw) }
-            .map_err(|source| ScanError::Nvrtc { step: "reading the PTX", source })?;
+        let raw = unsafe { nvrtc::get_ptx(self.raw) }.map_err(|source| ScanError::Nvrtc {
+            step: "reading the PTX",
+            source,
+        })?;
         Ok(KernelImage::Ptx(raw.iter().map(|&c| c as u8).collect()))
     }
 }
@@ -224,7 +256,9 @@ pub fn annotate(log: &str, source: &str) -> String {
     let mut out = log.trim_end().to_string();
     let mut shown = std::collections::BTreeSet::new();
     for entry in log.lines() {
-        let Some((line_no, what)) = parse_location(entry) else { continue };
+        let Some((line_no, what)) = parse_location(entry) else {
+            continue;
+        };
         if !shown.insert(line_no) || line_no == 0 || line_no > lines.len() {
             continue;
         }
@@ -281,20 +315,32 @@ mod tests {
 
     #[test]
     fn annotation_marks_the_failing_line() {
-        let source = (1..=20).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
+        let source = (1..=20)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let log = "scangen.cu(10): error: identifier \"x\" is undefined\n\n1 error detected";
         let out = annotate(log, &source);
         assert!(out.starts_with(log), "{out}");
         assert!(out.contains("error at scangen.cu:10:"), "{out}");
         assert!(out.contains("> 10 | line 10\n"), "{out}");
-        assert!(out.contains("   7 | line 7\n") || out.contains("  7 | line 7\n"), "{out}");
+        assert!(
+            out.contains("   7 | line 7\n") || out.contains("  7 | line 7\n"),
+            "{out}"
+        );
         assert!(out.contains("13 | line 13\n"), "{out}");
-        assert!(!out.contains("line 6\n") && !out.contains("line 14"), "{out}");
+        assert!(
+            !out.contains("line 6\n") && !out.contains("line 14"),
+            "{out}"
+        );
     }
 
     #[test]
     fn annotation_clamps_at_the_edges_and_ignores_other_lines() {
-        let out = annotate("scangen.cu(1): warning: meh\nscangen.cu(99): error: gone\nnote: x(3): y", "a\nb");
+        let out = annotate(
+            "scangen.cu(1): warning: meh\nscangen.cu(99): error: gone\nnote: x(3): y",
+            "a\nb",
+        );
         assert!(out.contains("> 1 | a\n  2 | b\n"), "{out}");
         assert!(!out.contains("99:"), "{out}");
     }
@@ -311,7 +357,10 @@ mod tests {
 
     #[test]
     fn image_bytes_round_trip() {
-        for image in [KernelImage::Cubin(vec![1, 2, 3]), KernelImage::Ptx(b".version\0".to_vec())] {
+        for image in [
+            KernelImage::Cubin(vec![1, 2, 3]),
+            KernelImage::Ptx(b".version\0".to_vec()),
+        ] {
             assert_eq!(KernelImage::from_bytes(&image.to_bytes()), Some(image));
         }
         assert_eq!(KernelImage::from_bytes(b""), None);
@@ -336,10 +385,19 @@ mod tests {
         }
         let broken = GOOD.replace("2.0f * out[i]", "2.0f * undefined_thing");
         let err = compile(&broken, &compile_options(80)).unwrap_err();
-        let ScanError::Compile { log, annotated } = &err else { panic!("{err:?}") };
+        let ScanError::Compile { log, annotated } = &err else {
+            panic!("{err:?}")
+        };
         assert!(log.contains("undefined_thing"), "{log}");
-        assert!(annotated.contains("> 3 |     if (i < n) out[i] = 2.0f * undefined_thing;"), "{annotated}");
-        assert!(err.to_string().starts_with("NVRTC compilation failed:\nscangen.cu(3): error"), "{err}");
+        assert!(
+            annotated.contains("> 3 |     if (i < n) out[i] = 2.0f * undefined_thing;"),
+            "{annotated}"
+        );
+        assert!(
+            err.to_string()
+                .starts_with("NVRTC compilation failed:\nscangen.cu(3): error"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -44,7 +44,10 @@ pub fn scan_parallel_in_place<Op: ScanOp>(data: &mut [Op::Elem], mode: ScanMode)
 }
 
 fn assert_same_len(input: usize, output: usize) {
-    assert_eq!(input, output, "scan input has {input} elements but output has {output}");
+    assert_eq!(
+        input, output,
+        "scan input has {input} elements but output has {output}"
+    );
 }
 
 /// Chunk length for `n` elements: a few chunks per thread (so an unlucky slow thread costs
@@ -56,7 +59,9 @@ fn chunk_len(n: usize, min_chunk: usize) -> Option<usize> {
 }
 
 fn reduce<Op: ScanOp>(chunk: &[Op::Elem]) -> Op::Elem {
-    chunk.iter().fold(Op::identity(), |acc, &x| Op::combine(acc, x))
+    chunk
+        .iter()
+        .fold(Op::identity(), |acc, &x| Op::combine(acc, x))
 }
 
 /// Exclusive prefixes of the chunk totals: the seed of each chunk.
@@ -72,7 +77,12 @@ fn chunk_seeds<Op: ScanOp>(totals: Vec<Op::Elem>) -> Vec<Op::Elem> {
         .collect()
 }
 
-fn scan_seeded<Op: ScanOp>(input: &[Op::Elem], output: &mut [Op::Elem], seed: Op::Elem, mode: ScanMode) {
+fn scan_seeded<Op: ScanOp>(
+    input: &[Op::Elem],
+    output: &mut [Op::Elem],
+    seed: Op::Elem,
+    mode: ScanMode,
+) {
     let mut acc = seed;
     match mode {
         ScanMode::Inclusive => {
@@ -128,7 +138,11 @@ fn scan_parallel_chunked<Op: ScanOp>(
         .for_each(|((i, o), seed)| scan_seeded::<Op>(i, o, seed, mode));
 }
 
-fn scan_parallel_in_place_chunked<Op: ScanOp>(data: &mut [Op::Elem], mode: ScanMode, min_chunk: usize) {
+fn scan_parallel_in_place_chunked<Op: ScanOp>(
+    data: &mut [Op::Elem],
+    mode: ScanMode,
+    min_chunk: usize,
+) {
     let Some(len) = chunk_len(data.len(), min_chunk) else {
         return scan_seeded_in_place::<Op>(data, Op::identity(), mode);
     };
@@ -149,19 +163,29 @@ pub struct CpuScanner<Op: ScanOp> {
 
 impl<Op: ScanOp> std::fmt::Debug for CpuScanner<Op> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CpuScanner").field("mode", &self.mode).field("reason", &self.reason).finish()
+        f.debug_struct("CpuScanner")
+            .field("mode", &self.mode)
+            .field("reason", &self.reason)
+            .finish()
     }
 }
 
 impl<Op: ScanOp> CpuScanner<Op> {
     /// A scanner for `opts.mode` (the algorithm and policy only concern the GPU).
     pub fn new(opts: ScanOptions) -> CpuScanner<Op> {
-        CpuScanner { mode: opts.mode, reason: None, _op: PhantomData }
+        CpuScanner {
+            mode: opts.mode,
+            reason: None,
+            _op: PhantomData,
+        }
     }
 
     /// A scanner that records why it stands in for a GPU.
     pub fn fallback(opts: ScanOptions, reason: impl Into<String>) -> CpuScanner<Op> {
-        CpuScanner { reason: Some(reason.into()), ..CpuScanner::new(opts) }
+        CpuScanner {
+            reason: Some(reason.into()),
+            ..CpuScanner::new(opts)
+        }
     }
 
     pub fn mode(&self) -> ScanMode {
@@ -188,9 +212,16 @@ impl<Op: ScanOp> CpuScanner<Op> {
         Ok(out)
     }
 
-    pub fn scan_into(&mut self, input: &[Op::Elem], output: &mut [Op::Elem]) -> Result<(), ScanError> {
+    pub fn scan_into(
+        &mut self,
+        input: &[Op::Elem],
+        output: &mut [Op::Elem],
+    ) -> Result<(), ScanError> {
         if input.len() != output.len() {
-            return Err(ScanError::LengthMismatch { input: input.len() as u64, output: output.len() as u64 });
+            return Err(ScanError::LengthMismatch {
+                input: input.len() as u64,
+                output: output.len() as u64,
+            });
         }
         scan_parallel::<Op>(input, output, self.mode);
         Ok(())
@@ -265,8 +296,14 @@ mod tests {
         }
         (0..input.len())
             .map(|i| {
-                let end = if mode == ScanMode::Inclusive { i + 1 } else { i };
-                input[..end].iter().fold(Op::identity(), |a, &x| Op::combine(a, x))
+                let end = if mode == ScanMode::Inclusive {
+                    i + 1
+                } else {
+                    i
+                };
+                input[..end]
+                    .iter()
+                    .fold(Op::identity(), |a, &x| Op::combine(a, x))
             })
             .collect()
     }
@@ -289,14 +326,20 @@ mod tests {
                 for min_chunk in [MIN_CHUNK, 1, 7] {
                     let mut par = vec![Op::identity(); n];
                     scan_parallel_chunked::<Op>(&input, &mut par, mode, min_chunk);
-                    assert_eq!(par, expected, "{name} parallel n={n} {mode} min_chunk={min_chunk}");
+                    assert_eq!(
+                        par, expected,
+                        "{name} parallel n={n} {mode} min_chunk={min_chunk}"
+                    );
                     let mut in_place = input.clone();
                     scan_parallel_in_place_chunked::<Op>(&mut in_place, mode, min_chunk);
                     assert_eq!(in_place, expected, "{name} parallel in place n={n} {mode}");
                 }
                 let mut seq_in_place = input.clone();
                 scan_sequential_in_place::<Op>(&mut seq_in_place, mode);
-                assert_eq!(seq_in_place, expected, "{name} sequential in place n={n} {mode}");
+                assert_eq!(
+                    seq_in_place, expected,
+                    "{name} sequential in place n={n} {mode}"
+                );
             }
         }
     }
@@ -332,14 +375,27 @@ mod tests {
     // SAFETY: repr(C), four u32s, every bit pattern valid.
     unsafe impl ScanElement for Mat2 {
         fn element_type() -> ElementType {
-            let f = |n: &str| StructField { name: n.into(), ty: PrimType::U32 };
-            ElementType::Struct(StructDecl::new("Mat2", vec![f("a"), f("b"), f("c"), f("d")]))
+            let f = |n: &str| StructField {
+                name: n.into(),
+                ty: PrimType::U32,
+            };
+            ElementType::Struct(StructDecl::new(
+                "Mat2",
+                vec![f("a"), f("b"), f("c"), f("d")],
+            ))
         }
     }
 
     impl TestValue for Mat2 {
         fn random(rng: &mut Rng) -> Self {
-            Mat2 { m: [rng.next() as u32, rng.next() as u32, rng.next() as u32, rng.next() as u32] }
+            Mat2 {
+                m: [
+                    rng.next() as u32,
+                    rng.next() as u32,
+                    rng.next() as u32,
+                    rng.next() as u32,
+                ],
+            }
         }
     }
 
@@ -352,8 +408,16 @@ mod tests {
         fn combine(x: Mat2, y: Mat2) -> Mat2 {
             let [a, b, c, d] = x.m;
             let [e, f, g, h] = y.m;
-            let mul_add = |p: u32, q: u32, r: u32, s: u32| p.wrapping_mul(q).wrapping_add(r.wrapping_mul(s));
-            Mat2 { m: [mul_add(a, e, b, g), mul_add(a, f, b, h), mul_add(c, e, d, g), mul_add(c, f, d, h)] }
+            let mul_add =
+                |p: u32, q: u32, r: u32, s: u32| p.wrapping_mul(q).wrapping_add(r.wrapping_mul(s));
+            Mat2 {
+                m: [
+                    mul_add(a, e, b, g),
+                    mul_add(a, f, b, h),
+                    mul_add(c, e, d, g),
+                    mul_add(c, f, d, h),
+                ],
+            }
         }
         fn device_op() -> OpSpec {
             unreachable!("CPU only")
@@ -372,13 +436,24 @@ mod tests {
     fn cpu_scanner_interface() {
         let opts = ScanOptions::default().exclusive();
         let mut s = CpuScanner::<Add<u32>>::fallback(opts, "no CUDA driver found");
-        assert!(s.backend_name().starts_with("cpu: rayon, "), "{}", s.backend_name());
-        assert!(s.backend_name().ends_with("threads (no CUDA driver found)"), "{}", s.backend_name());
+        assert!(
+            s.backend_name().starts_with("cpu: rayon, "),
+            "{}",
+            s.backend_name()
+        );
+        assert!(
+            s.backend_name().ends_with("threads (no CUDA driver found)"),
+            "{}",
+            s.backend_name()
+        );
         assert_eq!(s.scan(&[1, 2, 3]).unwrap(), vec![0, 1, 3]);
         assert!(s.scan(&[]).unwrap().is_empty());
         let mut out = [0; 2];
         match s.scan_into(&[1, 2, 3], &mut out) {
-            Err(ScanError::LengthMismatch { input: 3, output: 2 }) => {}
+            Err(ScanError::LengthMismatch {
+                input: 3,
+                output: 2,
+            }) => {}
             other => panic!("{other:?}"),
         }
         let mut data = [5, 5, 5];

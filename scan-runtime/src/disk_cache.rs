@@ -67,12 +67,19 @@ impl std::fmt::Debug for DiskCache {
 impl DiskCache {
     /// A cache in `dir` (`None`: disabled) reporting warnings to stderr.
     pub fn new(dir: Option<PathBuf>) -> DiskCache {
-        DiskCache::with_warnings(dir, Arc::new(|msg: &str| eprintln!("scangen: warning: {msg}")))
+        DiskCache::with_warnings(
+            dir,
+            Arc::new(|msg: &str| eprintln!("scangen: warning: {msg}")),
+        )
     }
 
     /// A cache in `dir` reporting warnings to `warn`.
     pub fn with_warnings(dir: Option<PathBuf>, warn: WarningSink) -> DiskCache {
-        DiskCache { dir, warn, write_failed: Arc::new(AtomicBool::new(false)) }
+        DiskCache {
+            dir,
+            warn,
+            write_failed: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     /// The cache in [`default_cache_dir`].
@@ -86,7 +93,9 @@ impl DiskCache {
 
     /// The file an entry lives in.
     pub fn entry_path(&self, key: &CacheKey) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.join(format!("{}.scangen", key_hex(key))))
+        self.dir
+            .as_ref()
+            .map(|d| d.join(format!("{}.scangen", key_hex(key))))
     }
 
     /// The payload stored for `key`, or `None` on a miss. A damaged entry is a warned miss.
@@ -100,7 +109,10 @@ impl DiskCache {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
             Err(e) => {
-                (self.warn)(&format!("cannot read cache entry {}: {e}; recompiling", path.display()));
+                (self.warn)(&format!(
+                    "cannot read cache entry {}: {e}; recompiling",
+                    path.display()
+                ));
                 return None;
             }
         };
@@ -147,7 +159,10 @@ impl DiskCache {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let result = (|| {
-            let mut file = fs::OpenOptions::new().write(true).create_new(true).open(&tmp_path)?;
+            let mut file = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp_path)?;
             file.write_all(&encode(key, payload))?;
             file.sync_all()?;
             drop(file);
@@ -180,7 +195,10 @@ pub fn encode(key: &CacheKey, payload: &[u8]) -> Vec<u8> {
 /// The payload of a cache file, if the file is intact and was written for `key`.
 pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<Vec<u8>, String> {
     if bytes.len() < HEADER_LEN {
-        return Err(format!("truncated header ({} of {HEADER_LEN} bytes)", bytes.len()));
+        return Err(format!(
+            "truncated header ({} of {HEADER_LEN} bytes)",
+            bytes.len()
+        ));
     }
     let (magic, rest) = bytes.split_at(8);
     if magic != MAGIC {
@@ -189,17 +207,25 @@ pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<Vec<u8>, String> {
     let (version, rest) = rest.split_at(4);
     let version = u32::from_le_bytes(version.try_into().expect("4 bytes"));
     if version != FORMAT_VERSION {
-        return Err(format!("format version {version}, expected {FORMAT_VERSION}"));
+        return Err(format!(
+            "format version {version}, expected {FORMAT_VERSION}"
+        ));
     }
     let (stored_key, rest) = rest.split_at(32);
     if stored_key != key {
-        return Err(format!("entry belongs to key {}", key_hex(stored_key.try_into().expect("32"))));
+        return Err(format!(
+            "entry belongs to key {}",
+            key_hex(stored_key.try_into().expect("32"))
+        ));
     }
     let (len, rest) = rest.split_at(8);
     let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
     let (checksum, payload) = rest.split_at(32);
     if payload.len() as u64 != len {
-        return Err(format!("payload is {} bytes, header says {len}", payload.len()));
+        return Err(format!(
+            "payload is {} bytes, header says {len}",
+            payload.len()
+        ));
     }
     if Sha256::digest(payload).as_slice() != checksum {
         return Err("payload checksum mismatch".into());
@@ -235,9 +261,16 @@ mod tests {
         cache.store(&key(1), b"cubin bytes");
         assert_eq!(cache.load(&key(1)).as_deref(), Some(&b"cubin bytes"[..]));
         assert_eq!(cache.load(&key(2)), None);
-        assert!(warnings.lock().unwrap().is_empty(), "{:?}", warnings.lock().unwrap());
+        assert!(
+            warnings.lock().unwrap().is_empty(),
+            "{:?}",
+            warnings.lock().unwrap()
+        );
         // No temporary files are left behind.
-        let names: Vec<_> = fs::read_dir(cache.dir().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(cache.dir().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 
@@ -252,9 +285,16 @@ mod tests {
         bytes[last] ^= 0x40;
         fs::write(&path, &bytes).unwrap();
         assert_eq!(cache.load(&key(3)), None);
-        assert!(warnings.lock().unwrap()[0].contains("checksum"), "{:?}", warnings.lock().unwrap());
+        assert!(
+            warnings.lock().unwrap()[0].contains("checksum"),
+            "{:?}",
+            warnings.lock().unwrap()
+        );
         cache.store(&key(3), b"payload payload");
-        assert_eq!(cache.load(&key(3)).as_deref(), Some(&b"payload payload"[..]));
+        assert_eq!(
+            cache.load(&key(3)).as_deref(),
+            Some(&b"payload payload"[..])
+        );
     }
 
     #[test]
@@ -278,7 +318,11 @@ mod tests {
         let (cache, warnings) = collecting(tmp.path().to_path_buf());
         // An entry for key 5 copied under key 6's name.
         cache.store(&key(5), b"five");
-        fs::copy(cache.entry_path(&key(5)).unwrap(), cache.entry_path(&key(6)).unwrap()).unwrap();
+        fs::copy(
+            cache.entry_path(&key(5)).unwrap(),
+            cache.entry_path(&key(6)).unwrap(),
+        )
+        .unwrap();
         assert_eq!(cache.load(&key(6)), None);
         assert!(warnings.lock().unwrap()[0].contains("belongs to key"));
         // Something that is not a cache file at all.
@@ -334,7 +378,11 @@ mod tests {
             }
         });
         assert_eq!(cache.load(&key(10)).unwrap(), payload);
-        assert!(warnings.lock().unwrap().is_empty(), "{:?}", warnings.lock().unwrap());
+        assert!(
+            warnings.lock().unwrap().is_empty(),
+            "{:?}",
+            warnings.lock().unwrap()
+        );
         let leftovers = fs::read_dir(tmp.path()).unwrap().count();
         assert_eq!(leftovers, 1, "temporary files left behind");
     }
@@ -343,7 +391,9 @@ mod tests {
     fn cache_dir_prefers_scangen_then_xdg_then_home() {
         // Only checks the pure part: the env of the test process is shared, so no env mutation.
         let dir = default_cache_dir();
-        if std::env::var_os("SCANGEN_CACHE_DIR").is_none() && std::env::var_os("XDG_CACHE_HOME").is_none() {
+        if std::env::var_os("SCANGEN_CACHE_DIR").is_none()
+            && std::env::var_os("XDG_CACHE_HOME").is_none()
+        {
             if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
                 assert_eq!(dir, Some(PathBuf::from(home).join(".cache/scangen")));
             }

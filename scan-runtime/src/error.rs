@@ -41,7 +41,11 @@ pub enum ScanError {
 
     /// The launch plan needs a grid larger than CUDA allows (2^31-1 blocks in x).
     #[error("input of {n} elements needs a grid of {blocks} blocks, more than the {max_blocks} CUDA allows; use a larger tile")]
-    TooLarge { n: u64, blocks: u64, max_blocks: u64 },
+    TooLarge {
+        n: u64,
+        blocks: u64,
+        max_blocks: u64,
+    },
 
     /// NVRTC rejected the generated source. `annotated` shows the log with the source lines
     /// around each reported location.
@@ -81,7 +85,10 @@ impl ScanError {
     /// Whether the error means "no usable GPU stack here" (driver, device or NVRTC missing), as
     /// opposed to a bug or a bad input. `auto` falls back to the CPU on these only.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, ScanError::NoDriver { .. } | ScanError::NoDevice { .. } | ScanError::NoNvrtc { .. })
+        matches!(
+            self,
+            ScanError::NoDriver { .. } | ScanError::NoDevice { .. } | ScanError::NoNvrtc { .. }
+        )
     }
 }
 

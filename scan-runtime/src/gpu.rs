@@ -21,7 +21,9 @@ pub fn driver_available() -> Result<(), ScanError> {
     if *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() }) {
         Ok(())
     } else {
-        Err(ScanError::NoDriver { detail: "libcuda.so.1 could not be loaded (no NVIDIA driver installed)".into() })
+        Err(ScanError::NoDriver {
+            detail: "libcuda.so.1 could not be loaded (no NVIDIA driver installed)".into(),
+        })
     }
 }
 
@@ -60,7 +62,9 @@ pub(crate) struct LoadedScan {
 
 impl LoadedScan {
     pub(crate) fn function(&self, kernel: Kernel) -> &CudaFunction {
-        self.functions[kernel as usize].as_ref().expect("the plan only uses the algorithm's kernels")
+        self.functions[kernel as usize]
+            .as_ref()
+            .expect("the plan only uses the algorithm's kernels")
     }
 }
 
@@ -88,15 +92,22 @@ impl Gpu {
         if let Err(e) = cudarc::driver::result::init() {
             return Err(match e.0 {
                 CUresult::CUDA_ERROR_NO_DEVICE => ScanError::NoDevice { ordinal, count: 0 },
-                _ => ScanError::Driver { step: "initialising the CUDA driver", source: e },
+                _ => ScanError::Driver {
+                    step: "initialising the CUDA driver",
+                    source: e,
+                },
             });
         }
-        let count = CudaContext::device_count().map_err(driver("counting devices"))?.max(0) as usize;
+        let count = CudaContext::device_count()
+            .map_err(driver("counting devices"))?
+            .max(0) as usize;
         if ordinal >= count {
             return Err(ScanError::NoDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal).map_err(driver("creating the device context"))?;
-        let (major, minor) = ctx.compute_capability().map_err(driver("reading the compute capability"))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(driver("reading the compute capability"))?;
         let name = ctx.name().map_err(driver("reading the device name"))?;
         let sm_count = ctx
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -144,7 +155,10 @@ impl Gpu {
 
     /// A new non-blocking stream.
     pub fn new_stream(&self) -> Result<Arc<CudaStream>, ScanError> {
-        self.inner.ctx.new_stream().map_err(driver("creating a stream"))
+        self.inner
+            .ctx
+            .new_stream()
+            .map_err(driver("creating a stream"))
     }
 
     /// `"gpu: NVIDIA H100 80GB HBM3 (sm_90)"`.
@@ -164,18 +178,33 @@ impl Gpu {
             return Err(ScanError::ElementLayout { declared, actual });
         }
         let policy = opts.resolved_policy(self.inner.sm, declared);
-        let loaded = self.load(ModuleKey { op, algorithm: opts.algorithm, mode: opts.mode, policy })?;
+        let loaded = self.load(ModuleKey {
+            op,
+            algorithm: opts.algorithm,
+            mode: opts.mode,
+            policy,
+        })?;
         Ok(Scanner::new(self.clone(), loaded))
     }
 
     fn load(&self, key: ModuleKey) -> Result<Arc<LoadedScan>, ScanError> {
-        if let Some(hit) = self.inner.modules.lock().expect("module cache poisoned").get(&key) {
+        if let Some(hit) = self
+            .inner
+            .modules
+            .lock()
+            .expect("module cache poisoned")
+            .get(&key)
+        {
             return Ok(hit.clone());
         }
         // Compiled without the lock held, so scanners for different ops build in parallel.
         let generated = generate(&key.op, key.algorithm, key.mode, key.policy)?;
         let image = compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
-        let module = self.inner.ctx.load_module(image.to_loadable()).map_err(driver("loading the compiled module"))?;
+        let module = self
+            .inner
+            .ctx
+            .load_module(image.to_loadable())
+            .map_err(driver("loading the compiled module"))?;
         let kernels: &[Kernel] = if key.algorithm.is_hierarchical() {
             &[Kernel::ReduceTiles, Kernel::ScanTiles, Kernel::ScanSpine]
         } else {
@@ -183,10 +212,16 @@ impl Gpu {
         };
         let mut functions: [Option<CudaFunction>; 4] = Default::default();
         for &kernel in kernels {
-            let function = module.load_function(kernel.name()).map_err(driver("finding a kernel in the module"))?;
+            let function = module
+                .load_function(kernel.name())
+                .map_err(driver("finding a kernel in the module"))?;
             functions[kernel as usize] = Some(function);
         }
-        let loaded = Arc::new(LoadedScan { generated, _module: module, functions });
+        let loaded = Arc::new(LoadedScan {
+            generated,
+            _module: module,
+            functions,
+        });
         let mut modules = self.inner.modules.lock().expect("module cache poisoned");
         Ok(modules.entry(key).or_insert(loaded).clone())
     }

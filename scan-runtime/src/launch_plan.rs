@@ -77,7 +77,11 @@ impl LaunchPlan {
 fn grid(n: u64, tile: u64, total_n: u64) -> Result<u32, ScanError> {
     let blocks = n.div_ceil(tile);
     if blocks > MAX_GRID_BLOCKS {
-        return Err(ScanError::TooLarge { n: total_n, blocks, max_blocks: MAX_GRID_BLOCKS });
+        return Err(ScanError::TooLarge {
+            n: total_n,
+            blocks,
+            max_blocks: MAX_GRID_BLOCKS,
+        });
     }
     Ok(blocks as u32)
 }
@@ -85,7 +89,11 @@ fn grid(n: u64, tile: u64, total_n: u64) -> Result<u32, ScanError> {
 /// The launches that scan `n` elements with tiles of `tile` elements.
 pub fn plan(algorithm: Algorithm, n: u64, tile: u64) -> Result<LaunchPlan, ScanError> {
     assert!(tile >= 2, "a tile holds at least two elements");
-    let empty = LaunchPlan { launches: Vec::new(), level_lens: Vec::new(), single_pass_tiles: 0 };
+    let empty = LaunchPlan {
+        launches: Vec::new(),
+        level_lens: Vec::new(),
+        single_pass_tiles: 0,
+    };
     if n == 0 {
         return Ok(empty);
     }
@@ -99,7 +107,11 @@ pub fn plan(algorithm: Algorithm, n: u64, tile: u64) -> Result<LaunchPlan, ScanE
             prefixes: None,
             grid,
         };
-        return Ok(LaunchPlan { launches: vec![launch], single_pass_tiles: u64::from(grid), ..empty });
+        return Ok(LaunchPlan {
+            launches: vec![launch],
+            single_pass_tiles: u64::from(grid),
+            ..empty
+        });
     }
 
     // Levels n0 = n, n1 = ceil(n0 / t), ... until nk <= t.
@@ -109,7 +121,13 @@ pub fn plan(algorithm: Algorithm, n: u64, tile: u64) -> Result<LaunchPlan, ScanE
         lens.push(next);
     }
     let k = lens.len() - 1;
-    let buffer = |l: usize| if l == 0 { Buffer::Input } else { Buffer::Level(l) };
+    let buffer = |l: usize| {
+        if l == 0 {
+            Buffer::Input
+        } else {
+            Buffer::Level(l)
+        }
+    };
     let mut launches = Vec::with_capacity(2 * k + 1);
     if k == 0 {
         // One tile: scan it with identity seeds.
@@ -123,14 +141,14 @@ pub fn plan(algorithm: Algorithm, n: u64, tile: u64) -> Result<LaunchPlan, ScanE
         });
         return Ok(LaunchPlan { launches, ..empty });
     }
-    for l in 0..k {
+    for (l, &len) in lens[..k].iter().enumerate() {
         launches.push(Launch {
             kernel: Kernel::ReduceTiles,
             input: buffer(l),
             output: Buffer::Level(l + 1),
-            n: lens[l],
+            n: len,
             prefixes: None,
-            grid: grid(lens[l], tile, n)?,
+            grid: grid(len, tile, n)?,
         });
     }
     // The top level fits one tile: one block scans it in place, exclusively.
@@ -160,7 +178,11 @@ pub fn plan(algorithm: Algorithm, n: u64, tile: u64) -> Result<LaunchPlan, ScanE
         prefixes: Some(Buffer::Level(1)),
         grid: grid(n, tile, n)?,
     });
-    Ok(LaunchPlan { launches, level_lens: lens[1..].to_vec(), single_pass_tiles: 0 })
+    Ok(LaunchPlan {
+        launches,
+        level_lens: lens[1..].to_vec(),
+        single_pass_tiles: 0,
+    })
 }
 
 #[cfg(test)]
@@ -179,7 +201,10 @@ mod tests {
 
     /// `f` then `g`: x -> g(f(x)).
     fn combine(f: E, g: E) -> E {
-        (g.0.wrapping_mul(f.0), g.0.wrapping_mul(f.1).wrapping_add(g.1))
+        (
+            g.0.wrapping_mul(f.0),
+            g.0.wrapping_mul(f.1).wrapping_add(g.1),
+        )
     }
 
     fn tile_scan(input: &[E], seed: E, exclusive: bool) -> Vec<E> {
@@ -200,10 +225,20 @@ mod tests {
 
     /// Runs a plan with CPU versions of the ABI's kernels, exactly as ARCHITECTURE.md
     /// specifies them. `in_place` aliases output to input, as the GPU would.
-    fn simulate(plan: &LaunchPlan, input: &[E], tile: usize, mode: ScanMode, in_place: bool) -> Vec<E> {
+    fn simulate(
+        plan: &LaunchPlan,
+        input: &[E],
+        tile: usize,
+        mode: ScanMode,
+        in_place: bool,
+    ) -> Vec<E> {
         let mut io = vec![input.to_vec(), vec![(0, 0); input.len()]];
         let out_slot = if in_place { 0 } else { 1 };
-        let mut levels: Vec<Vec<E>> = plan.level_lens.iter().map(|&n| vec![(7, 7); n as usize]).collect();
+        let mut levels: Vec<Vec<E>> = plan
+            .level_lens
+            .iter()
+            .map(|&n| vec![(7, 7); n as usize])
+            .collect();
         let read = |b: Buffer, io: &Vec<Vec<E>>, levels: &Vec<Vec<E>>| -> Vec<E> {
             match b {
                 Buffer::Input => io[0].clone(),
@@ -217,14 +252,21 @@ mod tests {
             assert!(src.len() >= n);
             let prefixes = launch.prefixes.map(|p| read(p, &io, &levels));
             let tiles = n.div_ceil(tile);
-            assert_eq!(launch.grid as usize, tiles, "grid is ceil(n / tile) for {launch:?}");
+            assert_eq!(
+                launch.grid as usize, tiles,
+                "grid is ceil(n / tile) for {launch:?}"
+            );
             let mut result = Vec::new();
             for b in 0..tiles {
                 let chunk = &src[b * tile..((b + 1) * tile).min(n)];
                 let seed = prefixes.as_ref().map_or(identity(), |p| p[b]);
                 match launch.kernel {
-                    Kernel::ReduceTiles => result.push(chunk.iter().fold(identity(), |a, &x| combine(a, x))),
-                    Kernel::ScanTiles => result.extend(tile_scan(chunk, seed, mode == ScanMode::Exclusive)),
+                    Kernel::ReduceTiles => {
+                        result.push(chunk.iter().fold(identity(), |a, &x| combine(a, x)))
+                    }
+                    Kernel::ScanTiles => {
+                        result.extend(tile_scan(chunk, seed, mode == ScanMode::Exclusive))
+                    }
                     Kernel::ScanSpine => result.extend(tile_scan(chunk, seed, true)),
                     Kernel::SinglePass => unreachable!(),
                 }
@@ -242,7 +284,9 @@ mod tests {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         (0..n)
             .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (state | 1, state >> 7)
             })
             .collect()
@@ -255,13 +299,19 @@ mod tests {
     #[test]
     fn hierarchical_plans_compute_the_scan() {
         for tile in [2usize, 3, 4, 8] {
-            for n in [1usize, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 100, 257, 1000] {
+            for n in [
+                1usize, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 100, 257, 1000,
+            ] {
                 let plan = plan(Algorithm::Blelloch, n as u64, tile as u64).unwrap();
                 for mode in ScanMode::ALL {
                     for in_place in [false, true] {
                         let input = inputs(n);
                         let got = simulate(&plan, &input, tile, mode, in_place);
-                        assert_eq!(got, sequential(&input, mode), "n={n} tile={tile} {mode} in_place={in_place}");
+                        assert_eq!(
+                            got,
+                            sequential(&input, mode),
+                            "n={n} tile={tile} {mode} in_place={in_place}"
+                        );
                     }
                 }
             }
@@ -270,8 +320,14 @@ mod tests {
 
     #[test]
     fn plan_shapes() {
-        assert!(plan(Algorithm::SinglePass, 0, 1024).unwrap().launches.is_empty());
-        assert!(plan(Algorithm::KoggeStone, 0, 1024).unwrap().launches.is_empty());
+        assert!(plan(Algorithm::SinglePass, 0, 1024)
+            .unwrap()
+            .launches
+            .is_empty());
+        assert!(plan(Algorithm::KoggeStone, 0, 1024)
+            .unwrap()
+            .launches
+            .is_empty());
 
         let sp = plan(Algorithm::SinglePass, 1025, 1024).unwrap();
         assert_eq!(sp.launches.len(), 1);
@@ -279,14 +335,20 @@ mod tests {
 
         let one = plan(Algorithm::KoggeStone, 1024, 1024).unwrap();
         assert_eq!(one.launches.len(), 1);
-        assert_eq!((one.launches[0].kernel, one.launches[0].prefixes), (Kernel::ScanTiles, None));
+        assert_eq!(
+            (one.launches[0].kernel, one.launches[0].prefixes),
+            (Kernel::ScanTiles, None)
+        );
 
         // 2^31 + 123 elements with 4096-element tiles: two levels.
         let big = plan(Algorithm::Blelloch, (1 << 31) + 123, 4096).unwrap();
         assert_eq!(big.level_lens, vec![524289, 129]);
         let kernels: Vec<_> = big.launches.iter().map(|l| l.kernel).collect();
         use Kernel::*;
-        assert_eq!(kernels, [ReduceTiles, ReduceTiles, ScanSpine, ScanSpine, ScanTiles]);
+        assert_eq!(
+            kernels,
+            [ReduceTiles, ReduceTiles, ScanSpine, ScanSpine, ScanTiles]
+        );
         assert_eq!(big.launches[2].grid, 1, "the top level is one block");
         assert_eq!(big.launches[3].prefixes, Some(Buffer::Level(2)));
         assert_eq!(big.level_offset(1), 0);
@@ -300,12 +362,19 @@ mod tests {
             source: String::new(),
             algorithm: Algorithm::KoggeStone,
             mode: ScanMode::Inclusive,
-            policy: scan_codegen::TuningPolicy { block_threads: 128, items_per_thread: 4 },
+            policy: scan_codegen::TuningPolicy {
+                block_threads: 128,
+                items_per_thread: 4,
+            },
             elem_size: 4,
         };
         let tile = crate::abi::tile_items(&generated);
         for n in [1, 511, 512, 513, 262_144, 262_145, 1 << 38] {
-            assert_eq!(plan(Algorithm::KoggeStone, n, tile).unwrap().level_lens, generated.spine_levels(n), "n={n}");
+            assert_eq!(
+                plan(Algorithm::KoggeStone, n, tile).unwrap().level_lens,
+                generated.spine_levels(n),
+                "n={n}"
+            );
         }
     }
 
@@ -314,7 +383,9 @@ mod tests {
         let n = MAX_GRID_BLOCKS * 2 + 1;
         for algo in Algorithm::ALL {
             match plan(algo, n, 2) {
-                Err(ScanError::TooLarge { blocks, max_blocks, .. }) => {
+                Err(ScanError::TooLarge {
+                    blocks, max_blocks, ..
+                }) => {
                     assert_eq!((blocks, max_blocks), (MAX_GRID_BLOCKS + 1, MAX_GRID_BLOCKS))
                 }
                 other => panic!("{algo}: {other:?}"),

@@ -20,7 +20,11 @@ pub struct ScanOptions {
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        ScanOptions { algorithm: Algorithm::SinglePass, mode: ScanMode::Inclusive, policy: None }
+        ScanOptions {
+            algorithm: Algorithm::SinglePass,
+            mode: ScanMode::Inclusive,
+            policy: None,
+        }
     }
 }
 
@@ -57,6 +61,7 @@ impl ScanOptions {
 
     /// The policy to use on compute capability `sm` for elements of `elem_size` bytes.
     pub fn resolved_policy(&self, sm: u32, elem_size: usize) -> TuningPolicy {
-        self.policy.unwrap_or_else(|| TuningPolicy::for_target(sm, self.algorithm, elem_size))
+        self.policy
+            .unwrap_or_else(|| TuningPolicy::for_target(sm, self.algorithm, elem_size))
     }
 }

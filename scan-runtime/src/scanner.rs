@@ -60,7 +60,12 @@ where
             gpu,
             loaded,
             tile,
-            workspace: Workspace { levels: None, tile_state: None, epoch: 0, last_stream: None },
+            workspace: Workspace {
+                levels: None,
+                tile_state: None,
+                epoch: 0,
+                last_stream: None,
+            },
             _op: PhantomData,
         }
     }
@@ -104,7 +109,11 @@ where
     }
 
     /// Scans host memory into `output`, which must have the input's length.
-    pub fn scan_into(&mut self, input: &[Op::Elem], output: &mut [Op::Elem]) -> Result<(), ScanError> {
+    pub fn scan_into(
+        &mut self,
+        input: &[Op::Elem],
+        output: &mut [Op::Elem],
+    ) -> Result<(), ScanError> {
         check_lengths(input.len(), output.len())?;
         if input.is_empty() {
             return Ok(());
@@ -128,7 +137,12 @@ where
 
     /// Enqueues a scan of device memory on `stream`; returns without waiting for it. `input`
     /// and `output` are [`CudaSlice`]s or views of the same length (checked before launching).
-    pub fn scan_device<I, O>(&mut self, stream: &Arc<CudaStream>, input: &I, output: &mut O) -> Result<(), ScanError>
+    pub fn scan_device<I, O>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        input: &I,
+        output: &mut O,
+    ) -> Result<(), ScanError>
     where
         I: DevicePtr<Op::Elem>,
         O: DevicePtrMut<Op::Elem>,
@@ -144,7 +158,11 @@ where
     }
 
     /// Enqueues an in-place scan of device memory on `stream`; returns without waiting.
-    pub fn scan_device_in_place<D>(&mut self, stream: &Arc<CudaStream>, data: &mut D) -> Result<(), ScanError>
+    pub fn scan_device_in_place<D>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        data: &mut D,
+    ) -> Result<(), ScanError>
     where
         D: DevicePtrMut<Op::Elem>,
     {
@@ -159,20 +177,36 @@ where
         if **stream.context() == **self.gpu.context() {
             Ok(())
         } else {
-            Err(ScanError::WrongDevice { scanner: self.gpu.ordinal(), stream: stream.context().ordinal() })
+            Err(ScanError::WrongDevice {
+                scanner: self.gpu.ordinal(),
+                stream: stream.context().ordinal(),
+            })
         }
     }
 
-    fn upload(&self, stream: &Arc<CudaStream>, host: &[Op::Elem]) -> Result<CudaSlice<Op::Elem>, ScanError> {
+    fn upload(
+        &self,
+        stream: &Arc<CudaStream>,
+        host: &[Op::Elem],
+    ) -> Result<CudaSlice<Op::Elem>, ScanError> {
         let bytes = std::mem::size_of_val(host) as u64;
         // SAFETY: every element is written by the copy below before anything reads it.
-        let mut staging = unsafe { stream.alloc::<Op::Elem>(host.len()) }.map_err(alloc(bytes, "the device copy of the data"))?;
-        stream.memcpy_htod(host, &mut staging).map_err(driver("copying the data to the device"))?;
+        let mut staging = unsafe { stream.alloc::<Op::Elem>(host.len()) }
+            .map_err(alloc(bytes, "the device copy of the data"))?;
+        stream
+            .memcpy_htod(host, &mut staging)
+            .map_err(driver("copying the data to the device"))?;
         Ok(staging)
     }
 
     /// Enqueues the launch plan for `n` elements from `input` to `output` (may be equal).
-    fn launch(&mut self, stream: &Arc<CudaStream>, input: CUdeviceptr, output: CUdeviceptr, n: u64) -> Result<(), ScanError> {
+    fn launch(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        input: CUdeviceptr,
+        output: CUdeviceptr,
+        n: u64,
+    ) -> Result<(), ScanError> {
         let plan = launch_plan::plan(self.algorithm(), n, self.tile)?;
         if plan.launches.is_empty() {
             return Ok(());
@@ -180,8 +214,16 @@ where
         let generated = &self.loaded.generated;
         let ws = &mut self.workspace;
         ws.follow(stream)?;
-        ws.reserve(stream, &plan, abi::tile_state_bytes(generated, plan.single_pass_tiles))?;
-        let epoch = if plan.single_pass_tiles > 0 { ws.next_epoch(abi::max_epoch(generated)) } else { 0 };
+        ws.reserve(
+            stream,
+            &plan,
+            abi::tile_state_bytes(generated, plan.single_pass_tiles),
+        )?;
+        let epoch = if plan.single_pass_tiles > 0 {
+            ws.next_epoch(abi::max_epoch(generated))
+        } else {
+            0
+        };
 
         let (levels_ptr, _levels_written) = match ws.levels.as_mut() {
             Some(levels) => {
@@ -208,7 +250,11 @@ where
             let function = self.loaded.function(launch.kernel);
             let (src, dst, count) = (pointer(launch.input), pointer(launch.output), launch.n);
             let prefixes: CUdeviceptr = launch.prefixes.map_or(0, pointer);
-            let config = LaunchConfig { grid_dim: (launch.grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+            let config = LaunchConfig {
+                grid_dim: (launch.grid, 1, 1),
+                block_dim: (block, 1, 1),
+                shared_mem_bytes: 0,
+            };
             let mut args = stream.launch_builder(function);
             args.arg(&src).arg(&dst).arg(&count);
             match launch.kernel {
@@ -223,7 +269,10 @@ where
             // SAFETY: the arguments are exactly the entry's ABI signature (ARCHITECTURE.md):
             // device pointers to `n` elements (lengths checked by the callers), the temporary
             // buffers sized by the same plan, `n` as u64 and the epoch as u32.
-            unsafe { args.launch(config) }.map_err(|source| ScanError::Launch { kernel: launch.kernel.name(), source })?;
+            unsafe { args.launch(config) }.map_err(|source| ScanError::Launch {
+                kernel: launch.kernel.name(),
+                source,
+            })?;
         }
         ws.last_stream = Some(stream.clone());
         Ok(())
@@ -236,7 +285,9 @@ impl<T: DeviceRepr> Workspace<T> {
     fn follow(&mut self, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
         if let Some(last) = &self.last_stream {
             if last != stream {
-                stream.join(last).map_err(driver("ordering the stream after the scanner's previous launch"))?;
+                stream.join(last).map_err(driver(
+                    "ordering the stream after the scanner's previous launch",
+                ))?;
                 self.last_stream = Some(stream.clone());
             }
         }
@@ -245,16 +296,24 @@ impl<T: DeviceRepr> Workspace<T> {
 
     /// Makes the buffers large enough for `plan`, allocating on `stream` (already ordered after
     /// every earlier use by `follow`).
-    fn reserve(&mut self, stream: &Arc<CudaStream>, plan: &LaunchPlan, tile_state_bytes: u64) -> Result<(), ScanError> {
+    fn reserve(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        plan: &LaunchPlan,
+        tile_state_bytes: u64,
+    ) -> Result<(), ScanError> {
         let level_elems = plan.level_elems();
         if level_elems > 0 && self.levels.as_ref().map_or(0, |l| l.len() as u64) < level_elems {
             retire(self.levels.take(), stream)?;
             let bytes = level_elems * std::mem::size_of::<T>() as u64;
             // SAFETY: level buffers are written by reduce_tiles before any kernel reads them.
-            let levels = unsafe { stream.alloc::<T>(level_elems as usize) }.map_err(alloc(bytes, "the hierarchy's level buffers"))?;
+            let levels = unsafe { stream.alloc::<T>(level_elems as usize) }
+                .map_err(alloc(bytes, "the hierarchy's level buffers"))?;
             self.levels = Some(levels);
         }
-        if plan.single_pass_tiles > 0 && self.tile_state.as_ref().map_or(0, |s| s.len() as u64) < tile_state_bytes {
+        if plan.single_pass_tiles > 0
+            && self.tile_state.as_ref().map_or(0, |s| s.len() as u64) < tile_state_bytes
+        {
             retire(self.tile_state.take(), stream)?;
             // Zeroed once, here: status words of epoch 0 mean "written by no launch".
             let state = stream
@@ -278,7 +337,9 @@ impl<T: DeviceRepr> Workspace<T> {
 fn retire<U>(old: Option<CudaSlice<U>>, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
     if let Some(old) = old {
         if old.stream() != stream {
-            old.stream().join(stream).map_err(driver("ordering the release of outgrown scratch memory"))?;
+            old.stream()
+                .join(stream)
+                .map_err(driver("ordering the release of outgrown scratch memory"))?;
         }
     }
     Ok(())
@@ -288,7 +349,9 @@ impl<T> Drop for Workspace<T> {
     fn drop(&mut self) {
         // The buffers are freed on the streams they were allocated on; those must wait for the
         // last launch if it ran elsewhere. Errors cannot be reported from drop.
-        let Some(last) = &self.last_stream else { return };
+        let Some(last) = &self.last_stream else {
+            return;
+        };
         let wait = |s: &Arc<CudaStream>| {
             if s != last {
                 let _ = s.join(last);
@@ -305,15 +368,26 @@ impl<T> Drop for Workspace<T> {
 
 fn check_lengths(input: usize, output: usize) -> Result<(), ScanError> {
     if input != output {
-        return Err(ScanError::LengthMismatch { input: input as u64, output: output as u64 });
+        return Err(ScanError::LengthMismatch {
+            input: input as u64,
+            output: output as u64,
+        });
     }
     Ok(())
 }
 
-fn download<T: DeviceRepr>(stream: &Arc<CudaStream>, device: &CudaSlice<T>, host: &mut [T]) -> Result<(), ScanError> {
-    stream.memcpy_dtoh(device, host).map_err(driver("copying the result to the host"))?;
+fn download<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    device: &CudaSlice<T>,
+    host: &mut [T],
+) -> Result<(), ScanError> {
+    stream
+        .memcpy_dtoh(device, host)
+        .map_err(driver("copying the result to the host"))?;
     // Kernel faults surface here.
-    stream.synchronize().map_err(driver("waiting for the scan to finish"))
+    stream
+        .synchronize()
+        .map_err(driver("waiting for the scan to finish"))
 }
 
 #[cfg(test)]
@@ -322,7 +396,12 @@ mod tests {
 
     #[test]
     fn epochs_wrap_to_one_and_never_zero() {
-        let mut ws: Workspace<u32> = Workspace { levels: None, tile_state: None, epoch: 0, last_stream: None };
+        let mut ws: Workspace<u32> = Workspace {
+            levels: None,
+            tile_state: None,
+            epoch: 0,
+            last_stream: None,
+        };
         assert_eq!(ws.next_epoch(3), 1);
         assert_eq!(ws.next_epoch(3), 2);
         assert_eq!(ws.next_epoch(3), 3);
@@ -334,6 +413,12 @@ mod tests {
     #[test]
     fn lengths_are_checked() {
         assert!(check_lengths(3, 3).is_ok());
-        assert!(matches!(check_lengths(3, 2), Err(ScanError::LengthMismatch { input: 3, output: 2 })));
+        assert!(matches!(
+            check_lengths(3, 2),
+            Err(ScanError::LengthMismatch {
+                input: 3,
+                output: 2
+            })
+        ));
     }
 }

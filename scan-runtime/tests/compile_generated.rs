@@ -14,12 +14,17 @@ fn nvrtc_or_skip(test: &str) -> bool {
     if std::env::var("SCANGEN_REQUIRE_NVRTC").as_deref() == Ok("1") {
         panic!("{test}: SCANGEN_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded (run `. scripts/cuda-tools.sh`)");
     }
-    eprintln!("skipping {test}: libnvrtc not found (run `. scripts/cuda-tools.sh` to test compilation)");
+    eprintln!(
+        "skipping {test}: libnvrtc not found (run `. scripts/cuda-tools.sh` to test compilation)"
+    );
     false
 }
 
 fn affine_op() -> OpSpec {
-    let field = |name: &str| StructField { name: name.into(), ty: PrimType::F32 };
+    let field = |name: &str| StructField {
+        name: name.into(),
+        ty: PrimType::F32,
+    };
     OpSpec {
         name: "compose".into(),
         element: ElementType::Struct(StructDecl::new("Affine", vec![field("a"), field("b")])),
@@ -35,15 +40,26 @@ fn generated_kernels_compile_to_cubins_with_the_abi_entry_points() {
     if !nvrtc_or_skip("generated_kernels_compile_to_cubins_with_the_abi_entry_points") {
         return;
     }
-    let ops = [Add::<i32>::device_op(), Max::<f64>::device_op(), Xor::<u8>::device_op(), affine_op()];
+    let ops = [
+        Add::<i32>::device_op(),
+        Max::<f64>::device_op(),
+        Xor::<u8>::device_op(),
+        affine_op(),
+    ];
     for op in &ops {
         for algorithm in Algorithm::ALL {
-            let mode = if algorithm == Algorithm::Blelloch { ScanMode::Exclusive } else { ScanMode::Inclusive };
+            let mode = if algorithm == Algorithm::Blelloch {
+                ScanMode::Exclusive
+            } else {
+                ScanMode::Inclusive
+            };
             let policy = TuningPolicy::for_target(90, algorithm, op.element.size());
             let generated = generate(op, algorithm, mode, policy).unwrap();
             let image = compile(&generated.source, &compile_options(90))
                 .unwrap_or_else(|e| panic!("{} {algorithm}: {e}", op.name));
-            let KernelImage::Cubin(cubin) = image else { panic!("expected a CUBIN") };
+            let KernelImage::Cubin(cubin) = image else {
+                panic!("expected a CUBIN")
+            };
             for name in generated.kernel_names() {
                 let found = cubin.windows(name.len()).any(|w| w == name.as_bytes());
                 assert!(found, "{} {algorithm}: CUBIN lacks entry `{name}`", op.name);

@@ -11,11 +11,11 @@
 //! or not, first mismatching index, expected and got) and a summary line
 //! `gpu suite (<test>): N cases passed, M failed`, then asserts M == 0.
 
+use scan_core::{BuiltinOp, ElementType, OpSpec, PrimType, ScanElement, StructDecl, StructField};
 use scan_runtime::builtin::{Add, And, Max, Min, Mul, Or, Xor};
 use scan_runtime::cpu;
 use scan_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use scan_runtime::{Algorithm, Gpu, ScanError, ScanMode, ScanOp, ScanOptions, Scanner};
-use scan_core::{BuiltinOp, ElementType, OpSpec, PrimType, ScanElement, StructDecl, StructField};
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -30,7 +30,11 @@ fn gpu() -> Gpu {
     if let Err(e) = scan_runtime::compile::nvrtc_available() {
         panic!("the GPU suite was asked to run (--ignored) but kernels cannot be compiled: {e}");
     }
-    println!("gpu suite on {} with {} SMs", gpu.backend_name(), gpu.sm_count());
+    println!(
+        "gpu suite on {} with {} SMs",
+        gpu.backend_name(),
+        gpu.sm_count()
+    );
     gpu
 }
 
@@ -54,8 +58,17 @@ impl Report {
     }
 
     fn finish(self, test: &str) {
-        println!("gpu suite ({test}): {} cases passed, {} failed", self.passed, self.failures.len());
-        assert!(self.failures.is_empty(), "{} of {} cases failed in {test}", self.failures.len(), self.passed + self.failures.len());
+        println!(
+            "gpu suite ({test}): {} cases passed, {} failed",
+            self.passed,
+            self.failures.len()
+        );
+        assert!(
+            self.failures.is_empty(),
+            "{} of {} cases failed in {test}",
+            self.failures.len(),
+            self.passed + self.failures.len()
+        );
     }
 }
 
@@ -63,7 +76,9 @@ impl Report {
 struct Rng(u64);
 impl Rng {
     fn new(seed: &str) -> Rng {
-        Rng(seed.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3)))
+        Rng(seed.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        }))
     }
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -143,19 +158,44 @@ float_value!(f32, f64);
 
 fn first_mismatch<T: TestValue>(expected: &[T], got: &[T]) -> Result<(), String> {
     if expected.len() != got.len() {
-        return Err(format!("length {} instead of {}", got.len(), expected.len()));
+        return Err(format!(
+            "length {} instead of {}",
+            got.len(),
+            expected.len()
+        ));
     }
     match expected.iter().zip(got).position(|(&e, &g)| !T::same(e, g)) {
         None => Ok(()),
         Some(i) => {
-            let count = expected.iter().zip(got).filter(|(&e, &g)| !T::same(e, g)).count();
-            Err(format!("first mismatch at index {i}: expected {:?}, got {:?} ({count} mismatches)", expected[i], got[i]))
+            let count = expected
+                .iter()
+                .zip(got)
+                .filter(|(&e, &g)| !T::same(e, g))
+                .count();
+            Err(format!(
+                "first mismatch at index {i}: expected {:?}, got {:?} ({count} mismatches)",
+                expected[i], got[i]
+            ))
         }
     }
 }
 
 fn sizes(tile: u64) -> Vec<u64> {
-    vec![0, 1, 2, 31, 32, 33, tile - 1, tile, tile + 1, 997, 65537, 1_000_003, (1 << 20) + 7]
+    vec![
+        0,
+        1,
+        2,
+        31,
+        32,
+        33,
+        tile - 1,
+        tile,
+        tile + 1,
+        997,
+        65537,
+        1_000_003,
+        (1 << 20) + 7,
+    ]
 }
 
 fn opts(algorithm: Algorithm, mode: ScanMode) -> ScanOptions {
@@ -163,22 +203,39 @@ fn opts(algorithm: Algorithm, mode: ScanMode) -> ScanOptions {
 }
 
 /// Out of place on the device: separate input and output buffers, `scan_device`.
-fn scan_out_of_place<Op: ScanOp>(scanner: &mut Scanner<Op>, stream: &Arc<CudaStream>, input: &[Op::Elem]) -> Result<Vec<Op::Elem>, String>
+fn scan_out_of_place<Op: ScanOp>(
+    scanner: &mut Scanner<Op>,
+    stream: &Arc<CudaStream>,
+    input: &[Op::Elem],
+) -> Result<Vec<Op::Elem>, String>
 where
     Op::Elem: DeviceRepr,
 {
     if input.is_empty() {
         return scanner.scan(input).map_err(|e| e.to_string());
     }
-    let d_in = stream.clone_htod(input).map_err(|e| format!("upload: {e}"))?;
-    let mut d_out: CudaSlice<Op::Elem> = unsafe { stream.alloc(input.len()) }.map_err(|e| format!("alloc: {e}"))?;
-    scanner.scan_device(stream, &d_in, &mut d_out).map_err(|e| e.to_string())?;
-    let got = stream.clone_dtoh(&d_out).map_err(|e| format!("download: {e}"))?;
-    stream.synchronize().map_err(|e| format!("synchronize: {e}"))?;
+    let d_in = stream
+        .clone_htod(input)
+        .map_err(|e| format!("upload: {e}"))?;
+    let mut d_out: CudaSlice<Op::Elem> =
+        unsafe { stream.alloc(input.len()) }.map_err(|e| format!("alloc: {e}"))?;
+    scanner
+        .scan_device(stream, &d_in, &mut d_out)
+        .map_err(|e| e.to_string())?;
+    let got = stream
+        .clone_dtoh(&d_out)
+        .map_err(|e| format!("download: {e}"))?;
+    stream
+        .synchronize()
+        .map_err(|e| format!("synchronize: {e}"))?;
     // The input must be untouched.
     if input.len() <= 1 << 20 {
-        let after = stream.clone_dtoh(&d_in).map_err(|e| format!("download: {e}"))?;
-        stream.synchronize().map_err(|e| format!("synchronize: {e}"))?;
+        let after = stream
+            .clone_dtoh(&d_in)
+            .map_err(|e| format!("download: {e}"))?;
+        stream
+            .synchronize()
+            .map_err(|e| format!("synchronize: {e}"))?;
         if after != input {
             return Err("out-of-place scan modified its input".into());
         }
@@ -227,9 +284,15 @@ where
                 let mut expected = input.clone();
                 cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
                 let got = scan_out_of_place(&mut scanner, &stream, &input);
-                report.record(&format!("{case} n={n} out-of-place"), got.and_then(|g| first_mismatch(&expected, &g)));
+                report.record(
+                    &format!("{case} n={n} out-of-place"),
+                    got.and_then(|g| first_mismatch(&expected, &g)),
+                );
                 let got = scanner.scan(&input).map_err(|e| e.to_string());
-                report.record(&format!("{case} n={n} in-place"), got.and_then(|g| first_mismatch(&expected, &g)));
+                report.record(
+                    &format!("{case} n={n} in-place"),
+                    got.and_then(|g| first_mismatch(&expected, &g)),
+                );
             }
         }
     }
@@ -265,7 +328,9 @@ fn prebuild(gpu: &Gpu, builds: &[(&str, Build)], report: &mut Report) {
         .iter()
         .flat_map(|&(label, build)| {
             Algorithm::ALL.into_iter().flat_map(move |a| {
-                ScanMode::ALL.into_iter().map(move |m| (format!("{label} {a} {m}"), build, opts(a, m)))
+                ScanMode::ALL
+                    .into_iter()
+                    .map(move |m| (format!("{label} {a} {m}"), build, opts(a, m)))
             })
         })
         .collect();
@@ -277,14 +342,23 @@ fn prebuild(gpu: &Gpu, builds: &[(&str, Build)], report: &mut Report) {
         for _ in 0..threads {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((label, build, opts)) = jobs.get(i) else { break };
+                let Some((label, build, opts)) = jobs.get(i) else {
+                    break;
+                };
                 if let Err(e) = build(gpu, *opts) {
-                    failures.lock().unwrap().push(format!("{label}: building the scanner failed: {e}"));
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("{label}: building the scanner failed: {e}"));
                 }
             });
         }
     });
-    println!("built {} scanners in {:.1} s on {threads} threads", jobs.len(), started.elapsed().as_secs_f64());
+    println!(
+        "built {} scanners in {:.1} s on {threads} threads",
+        jobs.len(),
+        started.elapsed().as_secs_f64()
+    );
     for f in failures.into_inner().unwrap() {
         report.fail(f);
     }
@@ -297,7 +371,11 @@ fn builtin_ops_every_type_algorithm_mode() {
     let cases = builtin_cases();
     assert_eq!(cases.len(), 7 * 8 + 4 * 2);
     let mut report = Report::default();
-    prebuild(&gpu, &cases.iter().map(|c| (c.label, c.build)).collect::<Vec<_>>(), &mut report);
+    prebuild(
+        &gpu,
+        &cases.iter().map(|c| (c.label, c.build)).collect::<Vec<_>>(),
+        &mut report,
+    );
     for case in &cases {
         (case.run)(&gpu, &mut report, case.label, case.op);
     }
@@ -319,7 +397,11 @@ fn reference_sums(x: &[f64], mode: ScanMode) -> (Vec<f64>, Vec<f64>) {
             abs_sums.push(abs);
         }
         let t = sum + v;
-        comp += if sum.abs() >= v.abs() { (sum - t) + v } else { (v - t) + sum };
+        comp += if sum.abs() >= v.abs() {
+            (sum - t) + v
+        } else {
+            (v - t) + sum
+        };
         sum = t;
         abs += v.abs();
         if mode == ScanMode::Inclusive {
@@ -339,8 +421,14 @@ fn reference_sums(x: &[f64], mode: ScanMode) -> (Vec<f64>, Vec<f64>) {
 /// 2 for seeding, per hierarchy level (at most 4 levels here), plus one add per earlier tile in
 /// the single-pass look-back chain: `d <= 4 * (ipt + 2*log2(block) + 2) + i / tile + 1`. We
 /// check `|got - ref| <= d * eps * sum|x|` (eps = 2u covers gamma's denominator).
-fn float_add_tolerance<T>(gpu: &Gpu, report: &mut Report, label: &str, to_f64: fn(T) -> f64, from_f64: fn(f64) -> T, eps: f64)
-where
+fn float_add_tolerance<T>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    to_f64: fn(T) -> f64,
+    from_f64: fn(f64) -> T,
+    eps: f64,
+) where
     Add<T>: ScanOp<Elem = T>,
     T: TestValue,
 {
@@ -357,11 +445,15 @@ where
             };
             let policy = scanner.policy();
             let tile = scanner.tile_items();
-            let depth_base = 4 * (policy.items_per_thread as u64 + 2 * u64::from(policy.block_threads.ilog2()) + 2);
+            let depth_base = 4
+                * (policy.items_per_thread as u64
+                    + 2 * u64::from(policy.block_threads.ilog2())
+                    + 2);
             let mut rng = Rng::new(&case);
             for n in [33, tile + 1, 65537, (1 << 20) + 7] {
                 let input: Vec<T> = (0..n).map(|_| from_f64(rng.unit())).collect();
-                let (sums, abs_sums) = reference_sums(&input.iter().map(|&v| to_f64(v)).collect::<Vec<_>>(), mode);
+                let (sums, abs_sums) =
+                    reference_sums(&input.iter().map(|&v| to_f64(v)).collect::<Vec<_>>(), mode);
                 let got = scan_out_of_place(&mut scanner, &stream, &input);
                 let check = got.and_then(|got| {
                     for (i, &g) in got.iter().enumerate() {
@@ -369,7 +461,10 @@ where
                         let bound = depth as f64 * eps * abs_sums[i] + f64::MIN_POSITIVE;
                         let err = (to_f64(g) - sums[i]).abs();
                         if err.is_nan() || err > bound {
-                            return Err(format!("index {i}: expected {} +- {bound:e}, got {g:?}", sums[i]));
+                            return Err(format!(
+                                "index {i}: expected {} +- {bound:e}, got {g:?}",
+                                sums[i]
+                            ));
                         }
                     }
                     Ok(())
@@ -385,7 +480,14 @@ where
 fn float_add_of_arbitrary_values_within_rounding_bound() {
     let gpu = gpu();
     let mut report = Report::default();
-    float_add_tolerance::<f32>(&gpu, &mut report, "add f32", |v| v as f64, |v| v as f32, f32::EPSILON as f64);
+    float_add_tolerance::<f32>(
+        &gpu,
+        &mut report,
+        "add f32",
+        |v| v as f64,
+        |v| v as f32,
+        f32::EPSILON as f64,
+    );
     float_add_tolerance::<f64>(&gpu, &mut report, "add f64", |v| v, |v| v, f64::EPSILON);
     report.finish("float_add_of_arbitrary_values_within_rounding_bound");
 }
@@ -393,15 +495,26 @@ fn float_add_of_arbitrary_values_within_rounding_bound() {
 // ---------------------------------------------------------------------------------------------
 // Large inputs
 
-fn run_large<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp, n: u64, algorithms: &[Algorithm], modes: &[ScanMode])
-where
+fn run_large<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    op: BuiltinOp,
+    n: u64,
+    algorithms: &[Algorithm],
+    modes: &[ScanMode],
+) where
     Op::Elem: TestValue,
 {
     let bytes = n * std::mem::size_of::<Op::Elem>() as u64;
     let (free, _) = gpu.context().mem_get_info().expect("memory info");
     // Input, output and scratch (under 1% of n), with headroom.
     if (free as u64) < 2 * bytes + bytes / 8 + (256 << 20) {
-        println!("SKIP {label} n={n}: needs about {} MiB of device memory, {} MiB free", (2 * bytes) >> 20, free >> 20);
+        println!(
+            "SKIP {label} n={n}: needs about {} MiB of device memory, {} MiB free",
+            (2 * bytes) >> 20,
+            free >> 20
+        );
         return;
     }
     let stream = gpu.new_stream().expect("stream");
@@ -448,7 +561,15 @@ fn more_than_2_pow_31_elements() {
     // Past every 32-bit index: element, byte offset (for u8 equal) and tile arithmetic.
     let n = (1u64 << 31) + 123;
     let algorithms = [Algorithm::SinglePass, Algorithm::KoggeStone];
-    run_large::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, n, &algorithms, &[ScanMode::Inclusive]);
+    run_large::<Add<u8>>(
+        &gpu,
+        &mut report,
+        "add u8",
+        BuiltinOp::Add,
+        n,
+        &algorithms,
+        &[ScanMode::Inclusive],
+    );
     report.finish("more_than_2_pow_31_elements");
 }
 
@@ -466,7 +587,10 @@ struct Affine {
 // SAFETY: repr(C) struct of two f32, as declared; every bit pattern is valid.
 unsafe impl ScanElement for Affine {
     fn element_type() -> ElementType {
-        let field = |name: &str| StructField { name: name.into(), ty: PrimType::F32 };
+        let field = |name: &str| StructField {
+            name: name.into(),
+            ty: PrimType::F32,
+        };
         ElementType::Struct(StructDecl::new("Affine", vec![field("a"), field("b")]))
     }
 }
@@ -483,7 +607,10 @@ impl ScanOp for Compose {
         Affine { a: 1.0, b: 0.0 }
     }
     fn combine(f: Affine, g: Affine) -> Affine {
-        Affine { a: g.a * f.a, b: g.a * f.b + g.b }
+        Affine {
+            a: g.a * f.a,
+            b: g.a * f.b + g.b,
+        }
     }
     fn device_op() -> OpSpec {
         OpSpec {
@@ -503,7 +630,10 @@ impl TestValue for Affine {
     fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
         let r = rng.next();
         let b = (r % 15) as i32 - 7;
-        Affine { a: if r & (1 << 20) != 0 { 1.0 } else { -1.0 }, b: if b == 0 { 3.0 } else { b as f32 } }
+        Affine {
+            a: if r & (1 << 20) != 0 { 1.0 } else { -1.0 },
+            b: if b == 0 { 3.0 } else { b as f32 },
+        }
     }
 }
 
@@ -530,36 +660,66 @@ fn length_mismatch_and_empty_input() {
     let stream = gpu.new_stream().expect("stream");
     for algorithm in Algorithm::ALL {
         let case = format!("add u32 {algorithm}");
-        let mut s = gpu.scanner::<Add<u32>>(opts(algorithm, ScanMode::Inclusive)).expect("scanner");
+        let mut s = gpu
+            .scanner::<Add<u32>>(opts(algorithm, ScanMode::Inclusive))
+            .expect("scanner");
 
         let mut short = [0u32; 2];
         let r = s.scan_into(&[1, 2, 3], &mut short);
-        report.record(&format!("{case} host length mismatch"), match r {
-            Err(ScanError::LengthMismatch { input: 3, output: 2 }) if short == [0, 0] => Ok(()),
-            other => Err(format!("expected LengthMismatch and an untouched output, got {other:?} / {short:?}")),
-        });
+        report.record(
+            &format!("{case} host length mismatch"),
+            match r {
+                Err(ScanError::LengthMismatch {
+                    input: 3,
+                    output: 2,
+                }) if short == [0, 0] => Ok(()),
+                other => Err(format!(
+                    "expected LengthMismatch and an untouched output, got {other:?} / {short:?}"
+                )),
+            },
+        );
 
         let d_in = stream.clone_htod(&[1u32, 2, 3]).unwrap();
         let mut d_out = stream.clone_htod(&[7u32, 7]).unwrap();
         let r = s.scan_device(&stream, &d_in, &mut d_out);
         let after = stream.clone_dtoh(&d_out).unwrap();
         stream.synchronize().unwrap();
-        report.record(&format!("{case} device length mismatch"), match r {
-            Err(ScanError::LengthMismatch { input: 3, output: 2 }) if after == [7, 7] => Ok(()),
-            other => Err(format!("expected LengthMismatch before any launch, got {other:?} / {after:?}")),
-        });
+        report.record(
+            &format!("{case} device length mismatch"),
+            match r {
+                Err(ScanError::LengthMismatch {
+                    input: 3,
+                    output: 2,
+                }) if after == [7, 7] => Ok(()),
+                other => Err(format!(
+                    "expected LengthMismatch before any launch, got {other:?} / {after:?}"
+                )),
+            },
+        );
 
         let empty: &[u32] = &[];
-        report.record(&format!("{case} n=0 host"), match s.scan(empty) {
-            Ok(v) if v.is_empty() => Ok(()),
-            other => Err(format!("{other:?}")),
-        });
+        report.record(
+            &format!("{case} n=0 host"),
+            match s.scan(empty) {
+                Ok(v) if v.is_empty() => Ok(()),
+                other => Err(format!("{other:?}")),
+            },
+        );
         let d_empty: CudaSlice<u32> = unsafe { stream.alloc(0) }.unwrap();
         let mut d_empty_out: CudaSlice<u32> = unsafe { stream.alloc(0) }.unwrap();
-        report.record(&format!("{case} n=0 device"), s.scan_device(&stream, &d_empty, &mut d_empty_out).map_err(|e| e.to_string()));
+        report.record(
+            &format!("{case} n=0 device"),
+            s.scan_device(&stream, &d_empty, &mut d_empty_out)
+                .map_err(|e| e.to_string()),
+        );
 
         // Still fine after the errors.
-        report.record(&format!("{case} after errors"), s.scan(&[1, 2, 3]).map_err(|e| e.to_string()).and_then(|v| first_mismatch(&[1, 3, 6], &v)));
+        report.record(
+            &format!("{case} after errors"),
+            s.scan(&[1, 2, 3])
+                .map_err(|e| e.to_string())
+                .and_then(|v| first_mismatch(&[1, 3, 6], &v)),
+        );
     }
     report.finish("length_mismatch_and_empty_input");
 }
@@ -571,14 +731,29 @@ fn one_scanner_across_growing_and_shrinking_sizes() {
     let mut report = Report::default();
     for algorithm in Algorithm::ALL {
         for mode in ScanMode::ALL {
-            let mut s = gpu.scanner::<Add<u64>>(opts(algorithm, mode)).expect("scanner");
+            let mut s = gpu
+                .scanner::<Add<u64>>(opts(algorithm, mode))
+                .expect("scanner");
             let mut rng = Rng::new("reuse");
-            for n in [5u64, 1 << 12, 33, (1 << 22) + 1, 7, 1_000_003, (1 << 24) + 5, 2, 65537] {
+            for n in [
+                5u64,
+                1 << 12,
+                33,
+                (1 << 22) + 1,
+                7,
+                1_000_003,
+                (1 << 24) + 5,
+                2,
+                65537,
+            ] {
                 let input: Vec<u64> = (0..n).map(|_| rng.next() >> 8).collect();
                 let mut expected = input.clone();
                 cpu::scan_sequential_in_place::<Add<u64>>(&mut expected, mode);
                 let got = s.scan(&input).map_err(|e| e.to_string());
-                report.record(&format!("add u64 {algorithm} {mode} n={n} (reused scanner)"), got.and_then(|g| first_mismatch(&expected, &g)));
+                report.record(
+                    &format!("add u64 {algorithm} {mode} n={n} (reused scanner)"),
+                    got.and_then(|g| first_mismatch(&expected, &g)),
+                );
             }
         }
     }
@@ -590,9 +765,14 @@ fn one_scanner_across_growing_and_shrinking_sizes() {
 fn many_scans_on_two_streams_without_host_sync() {
     let gpu = gpu();
     let mut report = Report::default();
-    let streams = [gpu.new_stream().expect("stream"), gpu.new_stream().expect("stream")];
+    let streams = [
+        gpu.new_stream().expect("stream"),
+        gpu.new_stream().expect("stream"),
+    ];
     for algorithm in Algorithm::ALL {
-        let mut s = gpu.scanner::<Add<i32>>(opts(algorithm, ScanMode::Exclusive)).expect("scanner");
+        let mut s = gpu
+            .scanner::<Add<i32>>(opts(algorithm, ScanMode::Exclusive))
+            .expect("scanner");
         let mut rng = Rng::new("two streams");
         let mut inputs = Vec::new();
         let mut buffers = Vec::new();
@@ -615,7 +795,13 @@ fn many_scans_on_two_streams_without_host_sync() {
             stream.synchronize().unwrap();
             let mut expected = input.clone();
             cpu::scan_sequential_in_place::<Add<i32>>(&mut expected, ScanMode::Exclusive);
-            report.record(&format!("add i32 {algorithm} exclusive two streams scan {i} n={}", input.len()), first_mismatch(&expected, &got));
+            report.record(
+                &format!(
+                    "add i32 {algorithm} exclusive two streams scan {i} n={}",
+                    input.len()
+                ),
+                first_mismatch(&expected, &got),
+            );
         }
     }
     report.finish("many_scans_on_two_streams_without_host_sync");
@@ -634,6 +820,9 @@ fn building_the_same_scanner_twice_is_cheap() {
     }
     let each = started.elapsed() / 100;
     println!("building a cached scanner: {each:?}");
-    assert!(each < std::time::Duration::from_millis(1), "a cached build took {each:?}");
+    assert!(
+        each < std::time::Duration::from_millis(1),
+        "a cached build took {each:?}"
+    );
     println!("gpu suite (building_the_same_scanner_twice_is_cheap): 1 cases passed, 0 failed");
 }

@@ -1,9 +1,11 @@
 //! Verb dispatch for the `scangen` CLI; one file per verb.
 
 mod bench;
+mod check;
 mod emit;
 mod op_source;
 mod ops;
+mod typed_ops;
 
 use clap::{Parser, Subcommand};
 
@@ -25,6 +27,8 @@ pub enum Command {
     Ops(ops::OpsArgs),
     /// Time scans against a device-to-device copy of the same bytes (needs a GPU; or --backend cpu).
     Bench(bench::BenchArgs),
+    /// Check that an operator is associative and that its identity is one.
+    Check(check::CheckArgs),
 }
 
 pub fn run(cli: Cli) -> CliResult {
@@ -32,5 +36,6 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Emit(args) => emit::run(args),
         Command::Ops(args) => ops::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Check(args) => check::run(args),
     }
 }

@@ -16,7 +16,10 @@ impl ScanOp for Compose {
         Affine { a: 1.0, b: 0.0 }
     }
     fn combine(l: Affine, r: Affine) -> Affine {
-        Affine { a: l.a * r.a, b: r.a * l.b + r.b }
+        Affine {
+            a: l.a * r.a,
+            b: r.a * l.b + r.b,
+        }
     }
 }
 
@@ -29,14 +32,25 @@ fn main() {
     let op: OpSpec = Compose::device_op();
     assert_eq!(op.name, "Compose");
     assert_eq!((op.lhs.as_str(), op.rhs.as_str()), ("l", "r"));
-    let ElementType::Struct(decl) = &op.element else { panic!("struct element") };
+    let ElementType::Struct(decl) = &op.element else {
+        panic!("struct element")
+    };
     assert_eq!(decl.name, "Affine");
     assert_eq!(decl.size, 8);
-    assert_eq!(decl.fields.iter().map(|f| (f.name.as_str(), f.ty)).collect::<Vec<_>>(), [("a", PrimType::F32), ("b", PrimType::F32)]);
+    assert_eq!(
+        decl.fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.ty))
+            .collect::<Vec<_>>(),
+        [("a", PrimType::F32), ("b", PrimType::F32)]
+    );
     assert_eq!(<Affine as ScanElement>::element_type(), op.element);
     assert_eq!(
         op.combine_body,
         "Affine out0;\nout0.a = rs_mul(l.a, r.a);\nout0.b = rs_add(rs_mul(r.a, l.b), r.b);\nreturn out0;"
     );
-    assert_eq!(op.identity_body, "Affine out0;\nout0.a = 1.0f;\nout0.b = 0.0f;\nreturn out0;");
+    assert_eq!(
+        op.identity_body,
+        "Affine out0;\nout0.a = 1.0f;\nout0.b = 0.0f;\nreturn out0;"
+    );
 }

@@ -15,7 +15,10 @@ pub struct ArgMaxOp;
 impl ScanOp for ArgMaxOp {
     type Elem = ArgMax;
     fn identity() -> ArgMax {
-        ArgMax { value: f32::NEG_INFINITY, index: u32::MAX }
+        ArgMax {
+            value: f32::NEG_INFINITY,
+            index: u32::MAX,
+        }
     }
     fn combine(l: ArgMax, r: ArgMax) -> ArgMax {
         if r.value > l.value || (r.value == l.value && r.index < l.index) {
@@ -27,15 +30,24 @@ impl ScanOp for ArgMaxOp {
 }
 
 fn main() {
-    let a = ArgMax { value: 2.0, index: 3 };
-    let b = ArgMax { value: 2.0, index: 1 };
+    let a = ArgMax {
+        value: 2.0,
+        index: 3,
+    };
+    let b = ArgMax {
+        value: 2.0,
+        index: 1,
+    };
     assert_eq!(ArgMaxOp::combine(a, b), b);
     assert_eq!(ArgMaxOp::combine(b, a), b);
     assert_eq!(ArgMaxOp::combine(ArgMaxOp::identity(), a), a);
 
     let op = ArgMaxOp::device_op();
     assert_eq!(op.name, "ArgMaxOp");
-    assert_eq!(op.combine_body, "return (r.value > l.value || (r.value == l.value && r.index < l.index)) ? r : l;");
+    assert_eq!(
+        op.combine_body,
+        "return (r.value > l.value || (r.value == l.value && r.index < l.index)) ? r : l;"
+    );
     assert!(op.identity_body.contains("rs_neg_infinity<f32>()"));
     assert!(op.identity_body.contains("rs_max_value<u32>()"));
 }

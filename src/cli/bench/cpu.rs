@@ -2,7 +2,8 @@
 //! the same bytes. Wall-clock medians; the machine's other load shows up as noise.
 
 use super::report::{median, BenchRow};
-use super::sample::{with_op, Sample};
+use super::sample::Sample;
+use crate::cli::typed_ops::with_op;
 use super::{BenchArgs, Progress};
 use scangen::runtime::cpu;
 use scangen::{ScanMode, ScanOp};

@@ -2,7 +2,8 @@
 //! device-to-device copy of the same bytes, alternating so both see the same clocks.
 
 use super::report::{median, BenchRow};
-use super::sample::{with_op, Sample};
+use super::sample::Sample;
+use crate::cli::typed_ops::with_op;
 use super::{BenchArgs, Progress};
 use scangen::runtime::cudarc::driver::{sys, CudaSlice, CudaStream};
 use scangen::runtime::{Gpu, ScanError, ScanOptions};

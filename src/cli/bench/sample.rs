@@ -2,7 +2,8 @@
 //! real data and hide unwritten outputs), and the dispatch from CLI names to operator types.
 
 use scangen::runtime::cudarc::driver::DeviceRepr;
-use scangen::{scan_op, ScanElement, ScanOp};
+use crate::cli::typed_ops::Affine;
+use scangen::ScanElement;
 
 /// An element the benchmark can fill buffers with.
 pub trait Sample: ScanElement + DeviceRepr {
@@ -40,61 +41,9 @@ impl Sample for f64 {
     }
 }
 
-/// The affine map x -> a*x + b: the 8-byte user struct of the CUB comparison.
-#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
-#[repr(C)]
-pub struct Affine {
-    pub a: f32,
-    pub b: f32,
-}
-
-/// Composition of affine maps, earlier map first.
-pub struct AffineCompose;
-
-#[scan_op]
-impl ScanOp for AffineCompose {
-    type Elem = Affine;
-    fn identity() -> Affine {
-        Affine { a: 1.0, b: 0.0 }
-    }
-    fn combine(l: Affine, r: Affine) -> Affine {
-        Affine { a: l.a * r.a, b: r.a * l.b + r.b }
-    }
-}
-
 impl Sample for Affine {
     fn sample(i: u64) -> Affine {
         Affine { a: 1.0, b: (mix(i) % 7) as f32 }
     }
 }
 
-/// Calls `$body` with `$O` bound to the operator type named by (`$op`, `$ty`); `$none` when
-/// the pair names no operator.
-macro_rules! with_op {
-    ($op:expr, $ty:expr, $O:ident => $body:expr, $none:expr) => {{
-        #[allow(unused_imports)]
-        use scangen::builtin::{Add, And, Max, Min, Mul, Or, Xor};
-        with_op!(@arms ($op, $ty) $O $body, $none;
-            "add" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64] Add,
-            "mul" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64] Mul,
-            "min" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64] Min,
-            "max" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64] Max,
-            "and" => [i8 i16 i32 i64 u8 u16 u32 u64] And,
-            "or" => [i8 i16 i32 i64 u8 u16 u32 u64] Or,
-            "xor" => [i8 i16 i32 i64 u8 u16 u32 u64] Xor)
-    }};
-    (@arms ($op:expr, $ty:expr) $O:ident $body:expr, $none:expr; $($name:literal => [$($t:ident)*] $T:ident),*) => {
-        match ($op, $ty) {
-            ("affine", _) => {
-                type $O = $crate::cli::bench::sample::AffineCompose;
-                $body
-            }
-            $($(($name, stringify!($t)) => {
-                type $O = $T<$t>;
-                $body
-            })*)*
-            _ => $none,
-        }
-    };
-}
-pub(crate) use with_op;

@@ -1,0 +1,70 @@
+//! `scangen check`: the law checker on a built-in operator or one from a Rust file.
+
+use super::op_source::OpSource;
+use super::typed_ops::with_op;
+use super::CliResult;
+use clap::Args;
+use scangen::laws::{check, CpuLaws, GpuLaws, LawConfig, LawEvaluator};
+use scangen::runtime::Gpu;
+use scangen::ScanOp;
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub source: OpSource,
+    /// Random sample triples (a third of each field's values are edge values).
+    #[arg(long, default_value_t = LawConfig::default().samples)]
+    pub samples: usize,
+    /// Seed of the sampler.
+    #[arg(long, default_value_t = LawConfig::default().seed)]
+    pub seed: u64,
+    /// Check on the CPU only, even when a GPU is present.
+    #[arg(long)]
+    pub cpu_only: bool,
+}
+
+pub fn run(args: CheckArgs) -> CliResult {
+    let config = LawConfig { samples: args.samples, seed: args.seed };
+    let spec = args.source.resolve()?;
+    let gpu = if args.cpu_only {
+        None
+    } else {
+        match Gpu::new(0) {
+            Ok(gpu) => Some(gpu),
+            Err(e) if e.is_unavailable() => {
+                eprintln!("note: no GPU ({e}); checking on the CPU only");
+                None
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let mut gpu_laws = gpu.as_ref().map(|g| GpuLaws::new(g, spec.clone()));
+
+    let report = if args.source.file.is_some() {
+        // The Rust combine of an operator in a file cannot run here; its generated CUDA can.
+        let gpu_laws = gpu_laws.as_mut().ok_or(
+            "checking an operator from a file runs its generated CUDA, which needs a GPU; \
+             without one, call scangen::laws::check with CpuLaws::<YourOp> from a Rust test",
+        )?;
+        check(&spec.name, &mut [gpu_laws as &mut dyn LawEvaluator], &config)?
+    } else {
+        let op = spec.name.clone();
+        let ty = args.source.ty.clone();
+        with_op!(op.as_str(), ty.as_str(), O => run_builtin::<O>(&op, gpu_laws.as_mut(), &config)?, unreachable!("resolved above"))
+    };
+    println!("{report}");
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(format!("`{}` is not a valid scan operator", spec.name).into())
+    }
+}
+
+fn run_builtin<O: ScanOp>(op: &str, gpu: Option<&mut GpuLaws>, config: &LawConfig) -> Result<scangen::laws::LawReport, Box<dyn std::error::Error>> {
+    let mut cpu = CpuLaws::<O>::new();
+    let mut evaluators: Vec<&mut dyn LawEvaluator> = vec![&mut cpu];
+    if let Some(gpu) = gpu {
+        evaluators.push(gpu);
+    }
+    check(op, &mut evaluators, config)
+}

@@ -1,0 +1,69 @@
+//! Law evaluation with the operator's Rust combine, on the CPU.
+
+use super::values::field_layout;
+use super::{LawEvaluator, LawResults};
+use scan_core::{ElementType, ScanElement, ScanOp};
+use std::marker::PhantomData;
+
+/// Evaluates the laws with `Op::combine` and `Op::identity`.
+pub struct CpuLaws<Op: ScanOp> {
+    element: ElementType,
+    _op: PhantomData<Op>,
+}
+
+impl<Op: ScanOp> Default for CpuLaws<Op> {
+    fn default() -> Self {
+        CpuLaws { element: <Op::Elem as ScanElement>::element_type(), _op: PhantomData }
+    }
+}
+
+impl<Op: ScanOp> CpuLaws<Op> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn from_bytes(&self, bytes: &[u8]) -> Op::Elem {
+        assert_eq!(bytes.len(), std::mem::size_of::<Op::Elem>(), "element size");
+        // SAFETY: ScanElement guarantees the described layout and that any field bit pattern is
+        // a valid value; `bytes` has the element's size (padding bytes are zero).
+        unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<Op::Elem>()) }
+    }
+
+    fn to_bytes(&self, value: &Op::Elem) -> Vec<u8> {
+        // Copy field by field: padding bytes of `value` are uninitialized and must not be read.
+        let mut out = vec![0u8; std::mem::size_of::<Op::Elem>()];
+        let base = (value as *const Op::Elem).cast::<u8>();
+        for (_, ty, offset) in field_layout(&self.element) {
+            // SAFETY: [offset, offset + size) is an initialized field inside `value`.
+            let field = unsafe { std::slice::from_raw_parts(base.add(offset), ty.size()) };
+            out[offset..offset + ty.size()].copy_from_slice(field);
+        }
+        out
+    }
+}
+
+impl<Op: ScanOp> LawEvaluator for CpuLaws<Op> {
+    fn name(&self) -> String {
+        "cpu (the Rust combine)".into()
+    }
+
+    fn element(&self) -> &ElementType {
+        &self.element
+    }
+
+    fn evaluate(&mut self, triples: &[[Vec<u8>; 3]]) -> Result<Vec<LawResults>, Box<dyn std::error::Error>> {
+        let e = Op::identity();
+        Ok(triples
+            .iter()
+            .map(|[a, b, c]| {
+                let (a, b, c) = (self.from_bytes(a), self.from_bytes(b), self.from_bytes(c));
+                [
+                    self.to_bytes(&Op::combine(Op::combine(a, b), c)),
+                    self.to_bytes(&Op::combine(a, Op::combine(b, c))),
+                    self.to_bytes(&Op::combine(e, a)),
+                    self.to_bytes(&Op::combine(a, e)),
+                ]
+            })
+            .collect())
+    }
+}
