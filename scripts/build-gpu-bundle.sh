@@ -29,18 +29,23 @@ GPU_BINARIES=(
 if [ -n "${SCANGEN_BUNDLE_TESTS:-}" ]; then mapfile -t -O "${#GPU_TESTS[@]}" GPU_TESTS <<<"$SCANGEN_BUNDLE_TESTS"; fi
 if [ -n "${SCANGEN_BUNDLE_BINARIES:-}" ]; then mapfile -t -O "${#GPU_BINARIES[@]}" GPU_BINARIES <<<"$SCANGEN_BUNDLE_BINARIES"; fi
 
-# Prints the executables a cargo --message-format=json build produced.
+# Prints the executables a cargo --message-format=json build produced; with "test", only test
+# harnesses (`cargo test --no-run -p P --test T` also builds P's binaries for CARGO_BIN_EXE_*).
 executables() {
   python3 -c '
 import json, sys
+tests_only = len(sys.argv) > 1 and sys.argv[1] == "test"
 for line in sys.stdin:
     try:
         msg = json.loads(line)
     except ValueError:
         continue
-    if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
-        print(msg["executable"])
-'
+    if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+        continue
+    if tests_only and not msg.get("profile", {}).get("test"):
+        continue
+    print(msg["executable"])
+' "$@"
 }
 
 # Debug info is most of an executable's size (35 MiB -> 7 MiB); symbols stay, so backtraces
@@ -59,7 +64,7 @@ for args in "${GPU_TESTS[@]}"; do
   [ -n "$args" ] || continue
   echo "building tests: cargo test --release --no-run $args" >&2
   # shellcheck disable=SC2086
-  exes=$(cargo test --release --no-run --message-format=json $args | executables)
+  exes=$(cargo test --release --no-run --message-format=json $args | executables test)
   [ -n "$exes" ] || { echo "no test executable from: $args" >&2; exit 1; }
   for exe in $exes; do
     # Drop cargo's hash suffix: gpu_suite-0123abcd -> gpu_suite.

@@ -27,11 +27,8 @@ pub fn smem_pad_every(elem_size: usize, items_per_thread: u32) -> u32 {
 
 /// Padded index of element `i` of the transpose buffer.
 pub fn smem_index(i: u32, pad_every: u32) -> u32 {
-    if pad_every == 0 {
-        i
-    } else {
-        i + i / pad_every
-    }
+    // pad_every == 0: no padding.
+    i.checked_div(pad_every).map_or(i, |pads| i + pads)
 }
 
 /// Elements in the tile transpose buffer, padding included.
@@ -64,7 +61,12 @@ fn round_up(x: u64, to: u64) -> u64 {
 }
 
 /// Static shared memory of one block (upper bound: C may add a little alignment padding).
-pub fn static_shared_bytes(policy: &TuningPolicy, algorithm: Algorithm, elem_size: usize, elem_align: usize) -> u64 {
+pub fn static_shared_bytes(
+    policy: &TuningPolicy,
+    algorithm: Algorithm,
+    elem_size: usize,
+    elem_align: usize,
+) -> u64 {
     let size = elem_size as u64;
     let align = elem_align.max(1) as u64;
     let tile = u64::from(smem_tile_elems(policy, elem_size)) * size;
@@ -117,7 +119,7 @@ mod tests {
         assert_eq!(blelloch_smem_elems(256), 256 + 7);
         assert_eq!(blelloch_smem_elems(96), 128 + 3);
         assert_eq!(blelloch_leaves(96), 128);
-        assert_eq!(blelloch_smem_elems(1024), 1024 + 31 + 0);
+        assert_eq!(blelloch_smem_elems(1024), 1024 + 31);
     }
 
     /// Bank of each 4-byte word a warp touches in one blocked read step; returns the worst
@@ -146,9 +148,23 @@ mod tests {
 
     #[test]
     fn padding_makes_blocked_reads_conflict_free() {
-        for (size, items) in [(4usize, 16u32), (4, 15), (4, 8), (4, 2), (8, 8), (8, 7), (8, 4), (16, 4), (16, 1)] {
+        for (size, items) in [
+            (4usize, 16u32),
+            (4, 15),
+            (4, 8),
+            (4, 2),
+            (8, 8),
+            (8, 7),
+            (8, 4),
+            (16, 4),
+            (16, 1),
+        ] {
             for i in 0..items {
-                assert_eq!(blocked_read_conflicts(size, items, i), 1, "{size}B x {items} items, item {i}");
+                assert_eq!(
+                    blocked_read_conflicts(size, items, i),
+                    1,
+                    "{size}B x {items} items, item {i}"
+                );
             }
         }
     }
@@ -162,7 +178,11 @@ mod tests {
                 let idx: Vec<u32> = (0..32).map(|l| smem_index(i * 32 + l, pad)).collect();
                 let banks: std::collections::HashSet<u32> =
                     idx.iter().map(|e| (e * size as u32 / 4) % 32).collect();
-                assert_eq!(banks.len(), if size == 4 { 32 } else { 16 }, "{size}B step {i}");
+                assert_eq!(
+                    banks.len(),
+                    if size == 4 { 32 } else { 16 },
+                    "{size}B step {i}"
+                );
             }
         }
     }
@@ -177,9 +197,15 @@ mod tests {
         assert_eq!(smem_pad_every(12, 4), 0);
         assert_eq!(smem_pad_every(64, 2), 2);
         assert_eq!(smem_pad_every(128, 2), 0);
-        let p = TuningPolicy { block_threads: 256, items_per_thread: 16 };
+        let p = TuningPolicy {
+            block_threads: 256,
+            items_per_thread: 16,
+        };
         assert_eq!(smem_tile_elems(&p, 4), 4096 + 127);
-        let p = TuningPolicy { block_threads: 256, items_per_thread: 1 };
+        let p = TuningPolicy {
+            block_threads: 256,
+            items_per_thread: 1,
+        };
         assert_eq!(smem_tile_elems(&p, 128), 256);
     }
 

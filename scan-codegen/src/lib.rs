@@ -25,7 +25,11 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 3] = [Algorithm::KoggeStone, Algorithm::Blelloch, Algorithm::SinglePass];
+    pub const ALL: [Algorithm; 3] = [
+        Algorithm::KoggeStone,
+        Algorithm::Blelloch,
+        Algorithm::SinglePass,
+    ];
 
     /// Kebab-case name used by the CLI and in snapshot names.
     pub fn name(self) -> &'static str {

@@ -51,18 +51,32 @@ impl TuningPolicy {
         // Big elements: one item per thread, and fewer threads, so a tile's shared-memory transpose
         // stays at about 16 KiB (several blocks per SM).
         let max_threads = ((16 * 1024 / size) as u32 / 32 * 32).max(32);
-        TuningPolicy { block_threads: block_threads.min(max_threads), items_per_thread: items }
+        TuningPolicy {
+            block_threads: block_threads.min(max_threads),
+            items_per_thread: items,
+        }
     }
 
     /// Checks that the generated code can be built and launched with this policy for an element
     /// of `elem_size` bytes (alignment `elem_align`).
-    pub fn validate(&self, algorithm: Algorithm, elem_size: usize, elem_align: usize) -> Result<(), CodegenError> {
+    pub fn validate(
+        &self,
+        algorithm: Algorithm,
+        elem_size: usize,
+        elem_align: usize,
+    ) -> Result<(), CodegenError> {
         let bad = |msg: String| Err(CodegenError::InvalidPolicy(msg));
-        if self.block_threads == 0 || self.block_threads % 32 != 0 {
-            return bad(format!("block_threads = {} must be a positive multiple of 32 (the warp size)", self.block_threads));
+        if self.block_threads == 0 || self.block_threads & 31 != 0 {
+            return bad(format!(
+                "block_threads = {} must be a positive multiple of 32 (the warp size)",
+                self.block_threads
+            ));
         }
         if self.block_threads > 1024 {
-            return bad(format!("block_threads = {} exceeds the CUDA limit of 1024 threads per block", self.block_threads));
+            return bad(format!(
+                "block_threads = {} exceeds the CUDA limit of 1024 threads per block",
+                self.block_threads
+            ));
         }
         if self.items_per_thread == 0 || self.items_per_thread > Self::MAX_ITEMS_PER_THREAD {
             return bad(format!(
@@ -72,7 +86,9 @@ impl TuningPolicy {
             ));
         }
         if elem_size == 0 {
-            return bad("the element has size 0; scan elements must occupy at least one byte".into());
+            return bad(
+                "the element has size 0; scan elements must occupy at least one byte".into(),
+            );
         }
         let smem = layout::static_shared_bytes(self, algorithm, elem_size, elem_align);
         if smem > Self::MAX_STATIC_SHARED_BYTES {
@@ -101,10 +117,14 @@ mod tests {
         for sm in [70, 75, 80, 86, 89, 90, 100] {
             for alg in Algorithm::ALL {
                 for size in [1usize, 2, 4, 8, 12, 16, 24, 32, 64, 100, 128, 256, 512] {
-                    let align = size.min(8).next_power_of_two().min(size.next_power_of_two());
+                    let align = size
+                        .min(8)
+                        .next_power_of_two()
+                        .min(size.next_power_of_two());
                     let align = if size % align == 0 { align } else { 1 };
                     let p = TuningPolicy::for_target(sm, alg, size);
-                    p.validate(alg, size, align).unwrap_or_else(|e| panic!("sm{sm} {alg} {size}B: {e}"));
+                    p.validate(alg, size, align)
+                        .unwrap_or_else(|e| panic!("sm{sm} {alg} {size}B: {e}"));
                 }
             }
         }
@@ -127,18 +147,31 @@ mod tests {
     }
 
     fn err(p: TuningPolicy, size: usize) -> String {
-        p.validate(Algorithm::SinglePass, size, size.min(8)).unwrap_err().to_string()
+        p.validate(Algorithm::SinglePass, size, size.min(8))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
     fn invalid_policies_are_rejected_with_a_reason() {
-        let p = |b, i| TuningPolicy { block_threads: b, items_per_thread: i };
-        assert!(err(p(100, 4), 4).contains("multiple of 32"), "{}", err(p(100, 4), 4));
+        let p = |b, i| TuningPolicy {
+            block_threads: b,
+            items_per_thread: i,
+        };
+        assert!(
+            err(p(100, 4), 4).contains("multiple of 32"),
+            "{}",
+            err(p(100, 4), 4)
+        );
         assert!(err(p(0, 4), 4).contains("multiple of 32"));
         assert!(err(p(2048, 4), 4).contains("1024"));
         assert!(err(p(256, 0), 4).contains("items_per_thread = 0"));
         assert!(err(p(256, 65), 4).contains("between 1 and 64"));
-        assert!(err(p(1024, 16), 8).contains("shared memory"), "{}", err(p(1024, 16), 8));
+        assert!(
+            err(p(1024, 16), 8).contains("shared memory"),
+            "{}",
+            err(p(1024, 16), 8)
+        );
         assert!(err(p(256, 4), 0).contains("size 0"));
         assert!(p(1024, 1).validate(Algorithm::Blelloch, 4, 4).is_ok());
         assert!(p(32, 1).validate(Algorithm::KoggeStone, 1, 1).is_ok());

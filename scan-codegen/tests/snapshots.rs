@@ -20,7 +20,11 @@ const END: &str = "// ==== end templates/rust_semantics.cu.tera ====\n";
 fn elide_rust_semantics(source: &str) -> String {
     let start = source.find(BEGIN).expect("begin marker") + BEGIN.len();
     let end = source.find(END).expect("end marker");
-    format!("{}// (elided in snapshots)\n{}", &source[..start], &source[end..])
+    format!(
+        "{}// (elided in snapshots)\n{}",
+        &source[..start],
+        &source[end..]
+    )
 }
 
 fn check(op: &OpSpec, type_name: &str) {
@@ -28,7 +32,10 @@ fn check(op: &OpSpec, type_name: &str) {
         for mode in ScanMode::ALL {
             let policy = TuningPolicy::for_target(90, algorithm, op.element.size());
             let generated = generate(op, algorithm, mode, policy).expect("generates");
-            insta::assert_snapshot!(snapshot_name(&op.name, type_name, algorithm, mode), elide_rust_semantics(&generated.source));
+            insta::assert_snapshot!(
+                snapshot_name(&op.name, type_name, algorithm, mode),
+                elide_rust_semantics(&generated.source)
+            );
         }
     }
 }

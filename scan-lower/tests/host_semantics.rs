@@ -74,9 +74,12 @@ int main() {
 "#;
 
 fn compiler() -> Option<&'static str> {
-    ["g++", "c++", "clang++"]
-        .into_iter()
-        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+    ["g++", "c++", "clang++"].into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
 }
 
 /// (kind, op, type, a bits, b bits, expected bits)
@@ -143,39 +146,154 @@ fn helpers_match_rust_on_edge_values() {
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("t.cpp");
     let exe = dir.join("t");
-    std::fs::write(&src, format!("{SHIM}\n{}\n{DRIVER}", scan_lower::RUST_SEMANTICS_CU)).unwrap();
-    let out = Command::new(cxx)
-        .args(["-std=c++17", "-O1", "-fwrapv", "-Wall", "-Wextra", "-Wno-unused-function", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
+    std::fs::write(
+        &src,
+        format!("{SHIM}\n{}\n{DRIVER}", scan_lower::RUST_SEMANTICS_CU),
+    )
+    .unwrap();
+    // With UBSan where its runtime is installed (signed overflow in a helper would abort).
+    let base = [
+        "-std=c++17",
+        "-O1",
+        "-Wall",
+        "-Wextra",
+        "-Wno-unused-function",
+    ];
+    let mut out = None;
+    for extra in [
+        &["-fsanitize=undefined", "-fno-sanitize-recover=all"][..],
+        &[][..],
+    ] {
+        let o = Command::new(cxx)
+            .args(base)
+            .args(extra)
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src)
+            .output()
+            .unwrap();
+        let ok = o.status.success();
+        out = Some(o);
+        if ok {
+            break;
+        }
+    }
+    let out = out.unwrap();
     let diag = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "host compile failed:\n{diag}");
 
     let mut cases: Vec<Case> = Vec::new();
     int_cases!(cases, i8, i16, i32, i64, u8, u16, u32, u64);
     let floats: [f64; 22] = [
-        0.0, -0.0, 0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 127.9, 128.0, -128.9, -129.0, 255.5, 256.0, 65535.7,
-        2147483647.0, 2147483648.0, -2147483649.0, 4294967296.0, 9.3e18, 1.9e19, -9.3e18,
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        0.99,
+        -0.99,
+        1.5,
+        -1.5,
+        127.9,
+        128.0,
+        -128.9,
+        -129.0,
+        255.5,
+        256.0,
+        65535.7,
+        2147483647.0,
+        2147483648.0,
+        -2147483649.0,
+        4294967296.0,
+        9.3e18,
+        1.9e19,
+        -9.3e18,
     ];
-    for v in floats.into_iter().chain([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300]) {
-        cast_to!(cases, "f64", v.to_bits(), v, i8, i16, i32, i64, u8, u16, u32, u64, f32);
+    for v in floats
+        .into_iter()
+        .chain([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300])
+    {
+        cast_to!(
+            cases,
+            "f64",
+            v.to_bits(),
+            v,
+            i8,
+            i16,
+            i32,
+            i64,
+            u8,
+            u16,
+            u32,
+            u64,
+            f32
+        );
         let f = v as f32;
-        cast_to!(cases, "f32", f.to_bits() as u64, f, i8, i16, i32, i64, u8, u16, u32, u64, f64);
+        cast_to!(
+            cases,
+            "f32",
+            f.to_bits() as u64,
+            f,
+            i8,
+            i16,
+            i32,
+            i64,
+            u8,
+            u16,
+            u32,
+            u64,
+            f64
+        );
     }
-    for v in [0i64, 1, -1, 127, 128, -129, 255, 65536 + 7, i32::MIN as i64, u32::MAX as i64, i64::MIN, i64::MAX, 16777217] {
+    for v in [
+        0i64,
+        1,
+        -1,
+        127,
+        128,
+        -129,
+        255,
+        65536 + 7,
+        i32::MIN as i64,
+        u32::MAX as i64,
+        i64::MIN,
+        i64::MAX,
+        16777217,
+    ] {
         cast_to!(cases, "i64", v as u64, v, i8, i16, i32, u8, u16, u32, u64, f32, f64);
         let u = v as u64;
         cast_to!(cases, "u64", u, u, i8, i16, i32, i64, u8, u16, u32, f32, f64);
         let s = v as i8;
-        cast_to!(cases, "i8", s as u8 as u64, s, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+        cast_to!(
+            cases,
+            "i8",
+            s as u8 as u64,
+            s,
+            i16,
+            i32,
+            i64,
+            u8,
+            u16,
+            u32,
+            u64,
+            f32,
+            f64
+        );
     }
 
-    let mut child = Command::new(&exe).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-    let input: String = cases.iter().map(|(k, op, ty, a, b, _)| format!("{k} {op} {ty} {a:x} {b:x}\n")).collect();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let mut child = Command::new(&exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input: String = cases
+        .iter()
+        .map(|(k, op, ty, a, b, _)| format!("{k} {op} {ty} {a:x} {b:x}\n"))
+        .collect();
+    // Feed stdin from a thread: the child's output would fill the pipe before its input ends.
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let output = child.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
     let got: Vec<u64> = String::from_utf8(output.stdout)
         .unwrap()
         .lines()
@@ -186,9 +304,22 @@ fn helpers_match_rust_on_edge_values() {
         .iter()
         .zip(&got)
         .filter(|((.., want), got)| want != *got)
-        .map(|((k, op, ty, a, b, want), got)| format!("{k} {op} {ty} a={a:#x} b={b:#x}: rust {want:#x}, C++ {got:#x}"))
+        .map(|((k, op, ty, a, b, want), got)| {
+            format!("{k} {op} {ty} a={a:#x} b={b:#x}: rust {want:#x}, C++ {got:#x}")
+        })
         .collect();
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(failures.is_empty(), "{} of {} cases differ:\n{}", failures.len(), cases.len(), failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     assert!(diag.trim().is_empty(), "host compile warnings:\n{diag}");
 }

@@ -361,3 +361,36 @@ fn ops_file() {
     insta::assert_snapshot!(file.op_spec("Nope").unwrap_err().to_string(), @r"1:1: no `#[scan_op] impl ScanOp for Nope` in the file; operators in the file: Compose, Broken, Lost");
     insta::assert_snapshot!(parse_ops_file("fn main() {\n    let x = ;\n}\n").err().unwrap().render("bad.rs"), @r"bad.rs:2:13: expected an expression");
 }
+
+#[test]
+fn ops_file_element_must_be_copy() {
+    let src = r#"
+#[derive(Clone, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct NotCopy { pub a: f32 }
+
+#[derive(Clone, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct HandCopy { pub a: f32 }
+impl Copy for HandCopy {}
+
+pub struct A;
+#[scan_op]
+impl ScanOp for A {
+    type Elem = NotCopy;
+    fn identity() -> NotCopy { NotCopy { a: 0.0 } }
+    fn combine(l: NotCopy, r: NotCopy) -> NotCopy { NotCopy { a: l.a + r.a } }
+}
+
+pub struct B;
+#[scan_op]
+impl ScanOp for B {
+    type Elem = HandCopy;
+    fn identity() -> HandCopy { HandCopy { a: 0.0 } }
+    fn combine(l: HandCopy, r: HandCopy) -> HandCopy { HandCopy { a: l.a + r.a } }
+}
+"#;
+    let file = parse_ops_file(src).unwrap();
+    insta::assert_snapshot!(file.op_spec("A").unwrap_err().render("ops.rs"), @r"ops.rs:4:12: ScanElement requires Copy: add #[derive(Clone, Copy)] to `NotCopy`");
+    assert_eq!(file.op_spec("B").unwrap().element.size(), 4);
+}

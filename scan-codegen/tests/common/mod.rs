@@ -6,7 +6,13 @@ use scan_core::{ElementType, OpSpec, PrimType, StructDecl, StructField};
 fn decl(name: &str, fields: &[(&str, PrimType)]) -> ElementType {
     ElementType::Struct(StructDecl::new(
         name,
-        fields.iter().map(|(n, t)| StructField { name: (*n).into(), ty: *t }).collect(),
+        fields
+            .iter()
+            .map(|(n, t)| StructField {
+                name: (*n).into(),
+                ty: *t,
+            })
+            .collect(),
     ))
 }
 
@@ -84,5 +90,12 @@ pub fn mixed_24() -> OpSpec {
 }
 
 pub fn struct_ops() -> Vec<OpSpec> {
-    vec![affine_f32(), stats_12(), byte_pair(), mat2_f32(), affine_f64(), mixed_24()]
+    vec![
+        affine_f32(),
+        stats_12(),
+        byte_pair(),
+        mat2_f32(),
+        affine_f64(),
+        mixed_24(),
+    ]
 }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, in a copy of the repository with .gpu/ (scripts/build-gpu-bundle.sh)
+# carried along: the whole GPU suite, sanitizers, the law checker, `scangen bench` and the CUB
+# baseline, in one go. Results go to $OUT (or ./device-out).
+#   scripts/device-session.sh [suite] [sanitize] [bench] [cub]     (default: all four)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-$PWD/device-out}"
+mkdir -p "$out"
+steps="${*:-suite sanitize bench cub}"
+has() { [[ " $steps " == *" $1 "* ]]; }
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$out/device.txt"
+tool=.gpu/bin/tools/scangen
+
+if has suite; then
+  .gpu/run-all.sh 2>&1 | tee "$out/suite.log" | grep -E "^(=== |gpu suite|test result|run-all|.*FAILED|.*panicked)" 
+fi
+
+if has sanitize; then
+  # Small and medium sizes, every algorithm: the non-commutative struct test and the examples.
+  export SCANGEN_CACHE_DIR="$PWD/.gpu/cache" SCANGEN_REQUIRE_NVRTC=1
+  for t in memcheck racecheck synccheck initcheck; do
+    echo "=== compute-sanitizer --tool $t" | tee -a "$out/sanitize.log"
+    timeout 240 compute-sanitizer --tool "$t" --error-exitcode 9 \
+      .gpu/bin/tests/gpu_suite --include-ignored --test-threads=1 non_commutative_struct_op_keeps_order \
+      >>"$out/sanitize.log" 2>&1
+    echo "exit $? ($t)" | tee -a "$out/sanitize.log"
+    grep -E "ERROR SUMMARY|========= (Invalid|Race|Barrier|Uninitialized)" "$out/sanitize.log" | tail -3
+  done
+fi
+
+if has bench; then
+  "$tool" bench --sizes 16,20,24,28 --op add,max,affine --type i32,f32,i64,f64 \
+    --json "$out/bench.json" --plot "$out/bench.svg" 2>/dev/null | tee "$out/bench.md"
+fi
+
+if has cub; then
+  nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cub_scan .gpu/cub/cub_scan.cu && /tmp/cub_scan 16 20 24 28 | tee "$out/cub.txt"
+fi
