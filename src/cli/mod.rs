@@ -5,6 +5,7 @@ mod check;
 mod emit;
 mod op_source;
 mod ops;
+mod tune;
 mod typed_ops;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +30,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Check that an operator is associative and that its identity is one.
     Check(check::CheckArgs),
+    /// Search launch shapes on the present GPU and record the fastest (needs a GPU).
+    Tune(tune::TuneArgs),
 }
 
 pub fn run(cli: Cli) -> CliResult {
@@ -37,5 +40,6 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Ops(args) => ops::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Check(args) => check::run(args),
+        Command::Tune(args) => tune::run(args),
     }
 }

@@ -5,8 +5,8 @@ use super::report::{median, BenchRow};
 use super::sample::Sample;
 use crate::cli::typed_ops::with_op;
 use super::{BenchArgs, Progress};
-use scangen::runtime::cudarc::driver::{sys, CudaSlice, CudaStream};
-use scangen::runtime::{Gpu, ScanError, ScanOptions};
+use scangen::runtime::cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr};
+use scangen::runtime::{Gpu, ScanError, ScanOptions, Scanner};
 use scangen::{Algorithm, ScanMode, ScanOp};
 use std::sync::Arc;
 
@@ -65,9 +65,7 @@ where
     if max_n == 0 {
         return Ok(());
     }
-    let host: Vec<O::Elem> = (0..max_n).map(O::Elem::sample).collect();
-    let input: CudaSlice<O::Elem> = ctx.stream.clone_htod(&host).map_err(|e| driver("copying bench input", e))?;
-    drop(host);
+    let input: CudaSlice<O::Elem> = sample_buffer(ctx.stream, max_n)?;
     let mut output: CudaSlice<O::Elem> = unsafe { ctx.stream.alloc(max_n as usize) }.map_err(|e| driver("allocating bench output", e))?;
     for &algorithm in ctx.algorithms {
         let mut scanner = ctx.gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).mode(ctx.mode))?;
@@ -76,21 +74,7 @@ where
             if n > max_n || n == 0 {
                 continue;
             }
-            let n_us = n as usize;
-            let in_view = input.slice(0..n_us);
-            let mut out_view = output.slice_mut(0..n_us);
-            let mut scan_ms = Vec::with_capacity(ctx.args.reps);
-            let mut copy_ms = Vec::with_capacity(ctx.args.reps);
-            for _ in 0..ctx.args.warmup {
-                scanner.scan_device(ctx.stream, &in_view, &mut out_view)?;
-            }
-            for _ in 0..ctx.args.reps {
-                scan_ms.push(time(ctx.stream, || scanner.scan_device(ctx.stream, &in_view, &mut out_view))?);
-                copy_ms.push(time(ctx.stream, || {
-                    ctx.stream.memcpy_dtod(&in_view, &mut out_view).map_err(|e| driver("device copy", e))
-                })?);
-            }
-            let _ = in_view.len();
+            let (scan_ms, copy_ms) = time_case(ctx.stream, &mut scanner, &input, &mut output, n as usize, ctx.args.warmup, ctx.args.reps)?;
             rows.push(BenchRow {
                 algorithm: algorithm.name().into(),
                 op: op.into(),
@@ -98,12 +82,46 @@ where
                 mode: ctx.mode.name().into(),
                 n,
                 elem_bytes: elem,
-                scan_ms: median(&mut scan_ms),
-                copy_ms: median(&mut copy_ms),
+                scan_ms,
+                copy_ms,
             });
         }
     }
     Ok(())
+}
+
+/// Median milliseconds of a scan of the first `n` elements of `input` into `output`, and of a
+/// device-to-device copy of the same bytes, alternating so both see the same clocks.
+pub fn time_case<O: ScanOp>(
+    stream: &Arc<CudaStream>,
+    scanner: &mut Scanner<O>,
+    input: &CudaSlice<O::Elem>,
+    output: &mut CudaSlice<O::Elem>,
+    n: usize,
+    warmup: usize,
+    reps: usize,
+) -> Result<(f64, f64), ScanError>
+where
+    O::Elem: DeviceRepr,
+{
+    let in_view = input.slice(0..n);
+    let mut out_view = output.slice_mut(0..n);
+    let mut scan_ms = Vec::with_capacity(reps);
+    let mut copy_ms = Vec::with_capacity(reps);
+    for _ in 0..warmup {
+        scanner.scan_device(stream, &in_view, &mut out_view)?;
+    }
+    for _ in 0..reps.max(1) {
+        scan_ms.push(time(stream, || scanner.scan_device(stream, &in_view, &mut out_view))?);
+        copy_ms.push(time(stream, || stream.memcpy_dtod(&in_view, &mut out_view).map_err(|e| driver("device copy", e)))?);
+    }
+    Ok((median(&mut scan_ms), median(&mut copy_ms)))
+}
+
+/// Fills a device buffer of `n` benchmark elements.
+pub fn sample_buffer<T: Sample>(stream: &Arc<CudaStream>, n: u64) -> Result<CudaSlice<T>, ScanError> {
+    let host: Vec<T> = (0..n).map(T::sample).collect();
+    stream.clone_htod(&host).map_err(|e| driver("copying bench input", e))
 }
 
 /// Milliseconds between CUDA events recorded around `work` on `stream`.

@@ -3,10 +3,10 @@
 //! the CPU backend (sequential against rayon) against a host memcpy instead.
 
 mod cpu;
-mod gpu;
+pub(crate) mod gpu;
 mod plot;
-mod report;
-mod sample;
+pub(crate) mod report;
+pub(crate) mod sample;
 
 use super::CliResult;
 use clap::{Args, ValueEnum};

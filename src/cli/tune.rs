@@ -1,0 +1,137 @@
+//! `scangen tune`: searches launch shapes (threads per block x items per thread) on the present
+//! GPU, times each beside a device copy like `scangen bench`, and records the winners per
+//! (algorithm, element size) as JSON: the numbers `TuningPolicy::for_target` is written from.
+
+use super::bench::gpu::{sample_buffer, time_case};
+use super::bench::sample::Sample;
+use super::typed_ops::with_op;
+use super::CliResult;
+use clap::Args;
+use scangen::runtime::cudarc::driver::CudaStream;
+use scangen::runtime::{Gpu, ScanOptions};
+use scangen::{Algorithm, ScanOp, TuningPolicy};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Algorithms to tune (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "single-pass")]
+    pub algo: Vec<String>,
+    /// (op:type) pairs to tune on; `affine` is the 8-byte {a, b} f32 composition.
+    #[arg(long, value_delimiter = ',', default_value = "add:i32,max:f32,add:i64,add:f64,affine:f32x2")]
+    pub ops: Vec<String>,
+    /// Threads per block to try.
+    #[arg(long, value_delimiter = ',', default_value = "128,256,512")]
+    pub threads: Vec<u32>,
+    /// Items per thread to try.
+    #[arg(long, value_delimiter = ',', default_value = "4,8,16,32")]
+    pub items: Vec<u32>,
+    /// log2 of the number of elements each candidate is timed on.
+    #[arg(long, default_value_t = 28)]
+    pub log2n: u32,
+    #[arg(long, default_value_t = 15)]
+    pub reps: usize,
+    /// Where to record the winners (JSON).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+struct Trial {
+    algorithm: String,
+    op: String,
+    ty: String,
+    elem_bytes: usize,
+    block_threads: u32,
+    items_per_thread: u32,
+    scan_ms: f64,
+    copy_ms: f64,
+    fraction_of_copy: f64,
+}
+
+pub fn run(args: TuneArgs) -> CliResult {
+    let gpu = Gpu::new(0)?;
+    unsafe { gpu.context().disable_event_tracking() };
+    let stream = gpu.new_stream()?;
+    let n = 1u64 << args.log2n;
+    let mut trials: Vec<Trial> = Vec::new();
+    for algo in &args.algo {
+        let algorithm = Algorithm::from_name(algo).ok_or_else(|| format!("unknown algorithm `{algo}`"))?;
+        for pair in &args.ops {
+            let (op, ty) = pair.split_once(':').ok_or_else(|| format!("`{pair}`: expected op:type"))?;
+            let found = with_op!(op, ty, O => Some(tune_op::<O>(&gpu, &stream, &args, algorithm, op, ty, n, &mut trials)), None);
+            match found {
+                Some(r) => r?,
+                None => return Err(format!("no operator `{op}` on `{ty}`").into()),
+            }
+        }
+    }
+    // Winners: the fastest shape per (algorithm, op, type).
+    let mut winners: Vec<&Trial> = Vec::new();
+    for t in &trials {
+        match winners.iter_mut().find(|w| w.algorithm == t.algorithm && w.op == t.op && w.ty == t.ty) {
+            Some(w) if t.scan_ms < w.scan_ms => *w = t,
+            Some(_) => {}
+            None => winners.push(t),
+        }
+    }
+    println!("| algorithm | op | type | bytes | threads | items | tile | scan ms | fraction of copy |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for t in &trials {
+        let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) { " **best**" } else { "" };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            t.algorithm, t.op, t.ty, t.elem_bytes, t.block_threads, t.items_per_thread,
+            t.block_threads * t.items_per_thread, t.scan_ms, t.fraction_of_copy
+        );
+    }
+    let record = serde_json::json!({
+        "device": gpu.backend_name(),
+        "sm": gpu.sm(),
+        "n": n,
+        "winners": winners,
+        "trials": trials,
+    });
+    let path = args.output.clone().unwrap_or_else(|| PathBuf::from(format!("tuning-sm{}.json", gpu.sm())));
+    std::fs::write(&path, serde_json::to_string_pretty(&record)?).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    eprintln!("winners recorded in {}", path.display());
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tune_op<O: ScanOp>(gpu: &Gpu, stream: &Arc<CudaStream>, args: &TuneArgs, algorithm: Algorithm, op: &str, ty: &str, n: u64, trials: &mut Vec<Trial>) -> CliResult
+where
+    O::Elem: Sample,
+{
+    let elem = std::mem::size_of::<O::Elem>();
+    let input = sample_buffer::<O::Elem>(stream, n)?;
+    let mut output = sample_buffer::<O::Elem>(stream, n)?;
+    for &threads in &args.threads {
+        for &items in &args.items {
+            let policy = TuningPolicy { block_threads: threads, items_per_thread: items };
+            let mut scanner = match gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy)) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("skip {algorithm} {op} {ty} {threads}x{items}: {e}");
+                    continue;
+                }
+            };
+            let (scan_ms, copy_ms) = time_case(stream, &mut scanner, &input, &mut output, n as usize, 2, args.reps)?;
+            eprintln!("{algorithm} {op} {ty} {threads}x{items}: {:.3} of copy", copy_ms / scan_ms);
+            trials.push(Trial {
+                algorithm: algorithm.name().into(),
+                op: op.into(),
+                ty: ty.into(),
+                elem_bytes: elem,
+                block_threads: threads,
+                items_per_thread: items,
+                scan_ms,
+                copy_ms,
+                fraction_of_copy: copy_ms / scan_ms,
+            });
+        }
+    }
+    Ok(())
+}
