@@ -45,6 +45,9 @@ fn element_impl(el: &scan_lower::ElementStruct) -> TokenStream2 {
     // ScanElement's `Copy` supertrait.)
     let copy_msg = format!("ScanElement requires Copy: add #[derive(Clone, Copy)] to `{name}`");
     let copy_check = quote_spanned! {ident.span()=>
+        // Never called: it exists so that a non-Copy element fails to type-check here, with
+        // this message.
+        #[allow(dead_code)]
         const _: () = {
             #[diagnostic::on_unimplemented(message = #copy_msg, label = "not Copy")]
             trait ScanElementRequiresCopy {}

@@ -25,11 +25,9 @@ impl OpSource {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read operator file {}: {e}", path.display()))?;
-                let file = scan_lower::parse_ops_file(&text)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-                Ok(file
-                    .op_spec(&self.op)
-                    .map_err(|e| format!("{}: {e}", path.display()))?)
+                let shown = path.display().to_string();
+                let file = scan_lower::parse_ops_file(&text).map_err(|e| e.render(&shown))?;
+                Ok(file.op_spec(&self.op).map_err(|e| e.render(&shown))?)
             }
             None => {
                 let op = BuiltinOp::from_name(&self.op).ok_or_else(|| {
