@@ -20,7 +20,10 @@ pub struct ArgMax;
 impl ScanOp for ArgMax {
     type Elem = Candidate;
     fn identity() -> Candidate {
-        Candidate { value: f32::NEG_INFINITY, index: u32::MAX }
+        Candidate {
+            value: f32::NEG_INFINITY,
+            index: u32::MAX,
+        }
     }
     fn combine(l: Candidate, r: Candidate) -> Candidate {
         // Larger value wins; on a tie the smaller index wins. Comparing indices (not "keep the
@@ -37,8 +40,12 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 1_500_007;
     let mut rng = StdRng::seed_from_u64(5);
     // Few distinct values, so ties are everywhere.
-    let items: Vec<Candidate> =
-        (0..n).map(|i| Candidate { value: rng.gen_range(0..50) as f32, index: i as u32 }).collect();
+    let items: Vec<Candidate> = (0..n)
+        .map(|i| Candidate {
+            value: rng.gen_range(0..50) as f32,
+            index: i as u32,
+        })
+        .collect();
 
     let mut scanner = auto::<ArgMax>(ScanOptions::default())?;
     println!("backend: {}", scanner.backend_name());
@@ -49,7 +56,11 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         if it.value > best_value {
             (best_value, best_index) = (it.value, it.index);
         }
-        assert_eq!((got.value, got.index), (best_value, best_index), "argmax differs at {i}");
+        assert_eq!(
+            (got.value, got.index),
+            (best_value, best_index),
+            "argmax differs at {i}"
+        );
     }
     println!("argmax over {n} values: {best_value} first seen at {best_index}, verified");
     Ok(())

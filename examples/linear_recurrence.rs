@@ -25,7 +25,10 @@ impl ScanOp for Compose {
         Affine { a: 1.0, b: 0.0 }
     }
     fn combine(l: Affine, r: Affine) -> Affine {
-        Affine { a: l.a * r.a, b: r.a * l.b + r.b }
+        Affine {
+            a: l.a * r.a,
+            b: r.a * l.b + r.b,
+        }
     }
 }
 
@@ -33,8 +36,12 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 1_000_003;
     let x0 = 2.0f32;
     let mut rng = StdRng::seed_from_u64(3);
-    let steps: Vec<Affine> =
-        (0..n).map(|_| Affine { a: rng.gen_range(0.9..1.05), b: rng.gen_range(-1.0..1.0) }).collect();
+    let steps: Vec<Affine> = (0..n)
+        .map(|_| Affine {
+            a: rng.gen_range(0.9..1.05),
+            b: rng.gen_range(-1.0..1.0),
+        })
+        .collect();
 
     let mut scanner = auto::<Compose>(ScanOptions::default())?;
     println!("backend: {}", scanner.backend_name());
@@ -52,6 +59,10 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         worst = worst.max(err);
         assert!(err < 1e-3, "x[{i}]: scan gives {got}, recurrence gives {x}");
     }
-    println!("x[{}] = {:.4}; {n} steps verified (worst relative error {worst:.2e})", n - 1, x);
+    println!(
+        "x[{}] = {:.4}; {n} steps verified (worst relative error {worst:.2e})",
+        n - 1,
+        x
+    );
     Ok(())
 }

@@ -21,11 +21,17 @@ pub struct Concat;
 impl ScanOp for Concat {
     type Elem = Piece;
     fn identity() -> Piece {
-        Piece { sum: 0.0, power: 1.0 }
+        Piece {
+            sum: 0.0,
+            power: 1.0,
+        }
     }
     /// The coefficients of `r` come after those of `l`, so they are shifted by `l.power`.
     fn combine(l: Piece, r: Piece) -> Piece {
-        Piece { sum: l.power.mul_add(r.sum, l.sum), power: l.power * r.power }
+        Piece {
+            sum: l.power.mul_add(r.sum, l.sum),
+            power: l.power * r.power,
+        }
     }
 }
 
@@ -34,7 +40,10 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let x = 0.9999f64;
     let mut rng = StdRng::seed_from_u64(7);
     let coefficients: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
-    let pieces: Vec<Piece> = coefficients.iter().map(|&c| Piece { sum: c, power: x }).collect();
+    let pieces: Vec<Piece> = coefficients
+        .iter()
+        .map(|&c| Piece { sum: c, power: x })
+        .collect();
 
     let mut scanner = auto::<Concat>(ScanOptions::default())?;
     println!("backend: {}", scanner.backend_name());
@@ -47,8 +56,16 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         magnitude += (c * xk).abs();
         xk *= x;
         // Reassociated f64 sums: error bounded by a few ulps of the sum of magnitudes.
-        assert!((got.sum - p).abs() <= 1e-12 * magnitude.max(1.0), "p_{k}: {} vs {p}", got.sum);
+        assert!(
+            (got.sum - p).abs() <= 1e-12 * magnitude.max(1.0),
+            "p_{k}: {} vs {p}",
+            got.sum
+        );
     }
-    println!("p_{}({x}) = {:.6}; all {n} prefix polynomials verified", n - 1, p);
+    println!(
+        "p_{}({x}) = {:.6}; all {n} prefix polynomials verified",
+        n - 1,
+        p
+    );
     Ok(())
 }

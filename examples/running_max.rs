@@ -39,8 +39,15 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut expected = f32::NEG_INFINITY;
     for (i, (&x, &got)) in signal.iter().zip(&peaks).enumerate() {
         expected = expected.max(x);
-        assert_eq!(got.to_bits(), expected.to_bits(), "running max differs at {i}");
+        assert_eq!(
+            got.to_bits(),
+            expected.to_bits(),
+            "running max differs at {i}"
+        );
     }
-    println!("running max of {n} samples: final peak {:.3}, verified", peaks[n - 1]);
+    println!(
+        "running max of {n} samples: final peak {:.3}, verified",
+        peaks[n - 1]
+    );
     Ok(())
 }

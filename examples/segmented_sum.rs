@@ -27,7 +27,10 @@ impl ScanOp for SegmentedSum {
         if r.head != 0 {
             r
         } else {
-            Seg { value: l.value.wrapping_add(r.value), head: l.head }
+            Seg {
+                value: l.value.wrapping_add(r.value),
+                head: l.head,
+            }
         }
     }
 }
@@ -36,7 +39,10 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 2_000_029;
     let mut rng = StdRng::seed_from_u64(4);
     let items: Vec<Seg> = (0..n)
-        .map(|i| Seg { value: rng.gen_range(-500..500), head: u32::from(i == 0 || rng.gen_ratio(1, 300)) })
+        .map(|i| Seg {
+            value: rng.gen_range(-500..500),
+            head: u32::from(i == 0 || rng.gen_ratio(1, 300)),
+        })
         .collect();
 
     let mut scanner = auto::<SegmentedSum>(ScanOptions::default())?;

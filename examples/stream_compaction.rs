@@ -26,7 +26,10 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let expected: Vec<i32> = data.iter().copied().filter(|&x| keep(x)).collect();
-    assert_eq!(out, expected, "compacted stream differs from the sequential filter");
+    assert_eq!(
+        out, expected,
+        "compacted stream differs from the sequential filter"
+    );
     println!("kept {kept} of {n} elements, in order, verified");
     Ok(())
 }

@@ -22,7 +22,9 @@ impl ScanOp for Sum {
 pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = 3_000_017; // a prime: no tile divides it
     let mut rng = StdRng::seed_from_u64(2);
-    let values: Vec<i64> = (0..n).map(|_| rng.gen_range(-1_000_000..1_000_000)).collect();
+    let values: Vec<i64> = (0..n)
+        .map(|_| rng.gen_range(-1_000_000..1_000_000))
+        .collect();
 
     let mut inclusive = auto::<Sum>(ScanOptions::default())?;
     let mut exclusive = auto::<Sum>(ScanOptions::default().exclusive())?;
@@ -36,6 +38,9 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         running += values[i];
         assert_eq!(inc[i], running, "inclusive sum differs at {i}");
     }
-    println!("sum of {n} integers = {}, inclusive and exclusive prefixes verified", inc[n - 1]);
+    println!(
+        "sum of {n} integers = {}, inclusive and exclusive prefixes verified",
+        inc[n - 1]
+    );
     Ok(())
 }

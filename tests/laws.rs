@@ -7,7 +7,15 @@ use scangen::{scan_op, ScanElement, ScanOp};
 
 fn run<Op: ScanOp>() -> LawReport {
     let mut cpu = CpuLaws::<Op>::new();
-    check("op", &mut [&mut cpu], &LawConfig { samples: 4000, seed: 11 }).unwrap()
+    check(
+        "op",
+        &mut [&mut cpu],
+        &LawConfig {
+            samples: 4000,
+            seed: 11,
+        },
+    )
+    .unwrap()
 }
 
 fn verdict(report: &LawReport, i: usize) -> &Verdict {
@@ -66,7 +74,10 @@ impl ScanOp for Compose {
         Affine { a: 1.0, b: 0.0 }
     }
     fn combine(l: Affine, r: Affine) -> Affine {
-        Affine { a: l.a * r.a, b: r.a * l.b + r.b }
+        Affine {
+            a: l.a * r.a,
+            b: r.a * l.b + r.b,
+        }
     }
 }
 
@@ -74,7 +85,9 @@ impl ScanOp for Compose {
 fn subtraction_is_not_associative() {
     let r = run::<Subtract>();
     assert!(!r.passed());
-    let Verdict::Fails { counterexample } = verdict(&r, 0) else { panic!("{r}") };
+    let Verdict::Fails { counterexample } = verdict(&r, 0) else {
+        panic!("{r}")
+    };
     assert!(counterexample.contains("(a⊕b)⊕c ="), "{counterexample}");
     // 0 is a right identity of subtraction but not a left one.
     assert!(matches!(verdict(&r, 1), Verdict::Fails { .. }), "{r}");
@@ -92,7 +105,9 @@ fn averaging_is_not_associative_even_up_to_rounding() {
 fn a_wrong_identity_is_caught() {
     let r = run::<MaxFromZero>();
     assert_eq!(verdict(&r, 0), &Verdict::Holds, "{r}");
-    let Verdict::Fails { counterexample } = verdict(&r, 1) else { panic!("{r}") };
+    let Verdict::Fails { counterexample } = verdict(&r, 1) else {
+        panic!("{r}")
+    };
     assert!(counterexample.starts_with("a = -"), "{counterexample}");
 }
 
@@ -108,7 +123,9 @@ fn integer_builtins_hold_exactly() {
 fn float_operators_pass_only_up_to_rounding() {
     for r in [run::<Add<f32>>(), run::<Compose>()] {
         assert!(r.passed(), "{r}");
-        let Verdict::HoldsUpToRounding { max_rel_error } = verdict(&r, 0) else { panic!("{r}") };
+        let Verdict::HoldsUpToRounding { max_rel_error } = verdict(&r, 0) else {
+            panic!("{r}")
+        };
         assert!(*max_rel_error > 0.0 && *max_rel_error < 1e-3, "{r}");
         assert!(r.to_string().contains("up to floating-point rounding"));
     }

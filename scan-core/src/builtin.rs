@@ -89,7 +89,10 @@ impl BuiltinOp {
 
     /// The types this op is defined on, in `PrimType::ALL` order.
     pub fn types(self) -> Vec<PrimType> {
-        PrimType::ALL.into_iter().filter(|t| self.supports(*t)).collect()
+        PrimType::ALL
+            .into_iter()
+            .filter(|t| self.supports(*t))
+            .collect()
     }
 
     /// The operator lowered to C for element type `ty`.
@@ -132,8 +135,18 @@ fn combine_c(op: BuiltinOp, ty: PrimType) -> String {
         (BuiltinOp::Add, false) => format!("({t})(({w})a + ({w})b)", w = wrapping_type(ty)),
         (BuiltinOp::Mul, false) => format!("({t})(({w})a * ({w})b)", w = wrapping_type(ty)),
         // fminf/fmaxf return the non-NaN operand when exactly one is NaN: Rust's f32::min/max.
-        (BuiltinOp::Min, true) => if ty == PrimType::F32 { "fminf(a, b)" } else { "fmin(a, b)" }.into(),
-        (BuiltinOp::Max, true) => if ty == PrimType::F32 { "fmaxf(a, b)" } else { "fmax(a, b)" }.into(),
+        (BuiltinOp::Min, true) => if ty == PrimType::F32 {
+            "fminf(a, b)"
+        } else {
+            "fmin(a, b)"
+        }
+        .into(),
+        (BuiltinOp::Max, true) => if ty == PrimType::F32 {
+            "fmaxf(a, b)"
+        } else {
+            "fmax(a, b)"
+        }
+        .into(),
         (BuiltinOp::Min, false) => "b < a ? b : a".into(),
         (BuiltinOp::Max, false) => "a < b ? b : a".into(),
         (BuiltinOp::And, _) => format!("({t})(a & b)"),
@@ -241,7 +254,9 @@ macro_rules! impl_op {
                 $combine
             }
             fn device_op() -> OpSpec {
-                $op::<$t>::OP.spec(PrimType::$p).expect("typed built-ins exist only where defined")
+                $op::<$t>::OP
+                    .spec(PrimType::$p)
+                    .expect("typed built-ins exist only where defined")
             }
         }
     };
@@ -286,9 +301,19 @@ mod tests {
 
     #[test]
     fn identities_are_exact() {
-        assert!(BuiltinOp::Max.spec(PrimType::F32).unwrap().identity_body.contains("0xff800000"));
-        assert_eq!(BuiltinOp::Max.spec(PrimType::I32).unwrap().identity_body, "return (i32)(-2147483647 - 1);");
-        assert_eq!(<Add<f32> as ScanOp>::combine(-0.0, <Add<f32>>::identity()).to_bits(), (-0.0f32).to_bits());
+        assert!(BuiltinOp::Max
+            .spec(PrimType::F32)
+            .unwrap()
+            .identity_body
+            .contains("0xff800000"));
+        assert_eq!(
+            BuiltinOp::Max.spec(PrimType::I32).unwrap().identity_body,
+            "return (i32)(-2147483647 - 1);"
+        );
+        assert_eq!(
+            <Add<f32> as ScanOp>::combine(-0.0, <Add<f32>>::identity()).to_bits(),
+            (-0.0f32).to_bits()
+        );
         assert_eq!(<Max<i32> as ScanOp>::identity(), i32::MIN);
     }
 
@@ -296,6 +321,9 @@ mod tests {
     fn every_supported_pair_has_a_typed_spec() {
         let n: usize = BuiltinOp::ALL.iter().map(|o| o.types().len()).sum();
         assert_eq!(n, 7 * 8 + 4 * 2);
-        assert_eq!(<Min<u16> as ScanOp>::device_op(), BuiltinOp::Min.spec(PrimType::U16).unwrap());
+        assert_eq!(
+            <Min<u16> as ScanOp>::device_op(),
+            BuiltinOp::Min.spec(PrimType::U16).unwrap()
+        );
     }
 }

@@ -68,7 +68,10 @@ impl PrimType {
     }
 
     pub fn is_signed_int(self) -> bool {
-        matches!(self, PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64)
+        matches!(
+            self,
+            PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64
+        )
     }
 
     pub fn is_int(self) -> bool {
@@ -189,9 +192,18 @@ mod tests {
         let d = StructDecl::new(
             "Mixed",
             vec![
-                StructField { name: "flag".into(), ty: PrimType::U8 },
-                StructField { name: "value".into(), ty: PrimType::F64 },
-                StructField { name: "tag".into(), ty: PrimType::U16 },
+                StructField {
+                    name: "flag".into(),
+                    ty: PrimType::U8,
+                },
+                StructField {
+                    name: "value".into(),
+                    ty: PrimType::F64,
+                },
+                StructField {
+                    name: "tag".into(),
+                    ty: PrimType::U16,
+                },
             ],
         );
         assert_eq!(d.size, std::mem::size_of::<Mixed>());

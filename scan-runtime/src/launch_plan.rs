@@ -367,6 +367,7 @@ mod tests {
                 items_per_thread: 4,
             },
             elem_size: 4,
+            elem_align: 4,
         };
         let tile = crate::abi::tile_items(&generated);
         for n in [1, 511, 512, 513, 262_144, 262_145, 1 << 38] {

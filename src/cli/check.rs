@@ -24,7 +24,10 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: CheckArgs) -> CliResult {
-    let config = LawConfig { samples: args.samples, seed: args.seed };
+    let config = LawConfig {
+        samples: args.samples,
+        seed: args.seed,
+    };
     let spec = args.source.resolve()?;
     let gpu = if args.cpu_only {
         None
@@ -46,7 +49,11 @@ pub fn run(args: CheckArgs) -> CliResult {
             "checking an operator from a file runs its generated CUDA, which needs a GPU; \
              without one, call scangen::laws::check with CpuLaws::<YourOp> from a Rust test",
         )?;
-        check(&spec.name, &mut [gpu_laws as &mut dyn LawEvaluator], &config)?
+        check(
+            &spec.name,
+            &mut [gpu_laws as &mut dyn LawEvaluator],
+            &config,
+        )?
     } else {
         let op = spec.name.clone();
         let ty = args.source.ty.clone();
@@ -60,7 +67,11 @@ pub fn run(args: CheckArgs) -> CliResult {
     }
 }
 
-fn run_builtin<O: ScanOp>(op: &str, gpu: Option<&mut GpuLaws>, config: &LawConfig) -> Result<scangen::laws::LawReport, Box<dyn std::error::Error>> {
+fn run_builtin<O: ScanOp>(
+    op: &str,
+    gpu: Option<&mut GpuLaws>,
+    config: &LawConfig,
+) -> Result<scangen::laws::LawReport, Box<dyn std::error::Error>> {
     let mut cpu = CpuLaws::<O>::new();
     let mut evaluators: Vec<&mut dyn LawEvaluator> = vec![&mut cpu];
     if let Some(gpu) = gpu {

@@ -44,7 +44,11 @@ pub struct EmitArgs {
 pub fn run(args: EmitArgs) -> CliResult {
     let spec = args.source.resolve()?;
     let algorithm = Algorithm::from(args.algo);
-    let mode = if args.exclusive { ScanMode::Exclusive } else { ScanMode::Inclusive };
+    let mode = if args.exclusive {
+        ScanMode::Exclusive
+    } else {
+        ScanMode::Inclusive
+    };
     let policy = TuningPolicy::for_target(args.arch, algorithm, spec.element.size());
     let generated = generate(&spec, algorithm, mode, policy)?;
     match &args.output {

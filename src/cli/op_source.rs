@@ -40,11 +40,14 @@ impl OpSource {
                 })?;
                 let ty = PrimType::from_name(&self.ty).ok_or_else(|| {
                     let names: Vec<_> = PrimType::ALL.iter().map(|t| t.name()).collect();
-                    format!("unknown element type `{}`: expected one of {}", self.ty, names.join(", "))
+                    format!(
+                        "unknown element type `{}`: expected one of {}",
+                        self.ty,
+                        names.join(", ")
+                    )
                 })?;
                 Ok(op.spec(ty)?)
             }
         }
     }
-
 }

@@ -20,7 +20,11 @@ pub struct TuneArgs {
     #[arg(long, value_delimiter = ',', default_value = "single-pass")]
     pub algo: Vec<String>,
     /// (op:type) pairs to tune on; `affine` is the 8-byte {a, b} f32 composition.
-    #[arg(long, value_delimiter = ',', default_value = "add:i32,max:f32,add:i64,add:f64,affine:f32x2")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "add:i32,max:f32,add:i64,add:f64,affine:f32x2"
+    )]
     pub ops: Vec<String>,
     /// Threads per block to try.
     #[arg(long, value_delimiter = ',', default_value = "128,256,512")]
@@ -58,9 +62,12 @@ pub fn run(args: TuneArgs) -> CliResult {
     let n = 1u64 << args.log2n;
     let mut trials: Vec<Trial> = Vec::new();
     for algo in &args.algo {
-        let algorithm = Algorithm::from_name(algo).ok_or_else(|| format!("unknown algorithm `{algo}`"))?;
+        let algorithm =
+            Algorithm::from_name(algo).ok_or_else(|| format!("unknown algorithm `{algo}`"))?;
         for pair in &args.ops {
-            let (op, ty) = pair.split_once(':').ok_or_else(|| format!("`{pair}`: expected op:type"))?;
+            let (op, ty) = pair
+                .split_once(':')
+                .ok_or_else(|| format!("`{pair}`: expected op:type"))?;
             let found = with_op!(op, ty, O => Some(tune_op::<O>(&gpu, &stream, &args, algorithm, op, ty, n, &mut trials)), None);
             match found {
                 Some(r) => r?,
@@ -71,20 +78,36 @@ pub fn run(args: TuneArgs) -> CliResult {
     // Winners: the fastest shape per (algorithm, op, type).
     let mut winners: Vec<&Trial> = Vec::new();
     for t in &trials {
-        match winners.iter_mut().find(|w| w.algorithm == t.algorithm && w.op == t.op && w.ty == t.ty) {
+        match winners
+            .iter_mut()
+            .find(|w| w.algorithm == t.algorithm && w.op == t.op && w.ty == t.ty)
+        {
             Some(w) if t.scan_ms < w.scan_ms => *w = t,
             Some(_) => {}
             None => winners.push(t),
         }
     }
-    println!("| algorithm | op | type | bytes | threads | items | tile | scan ms | fraction of copy |");
+    println!(
+        "| algorithm | op | type | bytes | threads | items | tile | scan ms | fraction of copy |"
+    );
     println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for t in &trials {
-        let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) { " **best**" } else { "" };
+        let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
+            " **best**"
+        } else {
+            ""
+        };
         println!(
             "| {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
-            t.algorithm, t.op, t.ty, t.elem_bytes, t.block_threads, t.items_per_thread,
-            t.block_threads * t.items_per_thread, t.scan_ms, t.fraction_of_copy
+            t.algorithm,
+            t.op,
+            t.ty,
+            t.elem_bytes,
+            t.block_threads,
+            t.items_per_thread,
+            t.block_threads * t.items_per_thread,
+            t.scan_ms,
+            t.fraction_of_copy
         );
     }
     let record = serde_json::json!({
@@ -94,14 +117,27 @@ pub fn run(args: TuneArgs) -> CliResult {
         "winners": winners,
         "trials": trials,
     });
-    let path = args.output.clone().unwrap_or_else(|| PathBuf::from(format!("tuning-sm{}.json", gpu.sm())));
-    std::fs::write(&path, serde_json::to_string_pretty(&record)?).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("tuning-sm{}.json", gpu.sm())));
+    std::fs::write(&path, serde_json::to_string_pretty(&record)?)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     eprintln!("winners recorded in {}", path.display());
     Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
-fn tune_op<O: ScanOp>(gpu: &Gpu, stream: &Arc<CudaStream>, args: &TuneArgs, algorithm: Algorithm, op: &str, ty: &str, n: u64, trials: &mut Vec<Trial>) -> CliResult
+fn tune_op<O: ScanOp>(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    args: &TuneArgs,
+    algorithm: Algorithm,
+    op: &str,
+    ty: &str,
+    n: u64,
+    trials: &mut Vec<Trial>,
+) -> CliResult
 where
     O::Elem: Sample,
 {
@@ -110,16 +146,32 @@ where
     let mut output = sample_buffer::<O::Elem>(stream, n)?;
     for &threads in &args.threads {
         for &items in &args.items {
-            let policy = TuningPolicy { block_threads: threads, items_per_thread: items };
-            let mut scanner = match gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy)) {
+            let policy = TuningPolicy {
+                block_threads: threads,
+                items_per_thread: items,
+            };
+            let mut scanner = match gpu
+                .scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy))
+            {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("skip {algorithm} {op} {ty} {threads}x{items}: {e}");
                     continue;
                 }
             };
-            let (scan_ms, copy_ms) = time_case(stream, &mut scanner, &input, &mut output, n as usize, 2, args.reps)?;
-            eprintln!("{algorithm} {op} {ty} {threads}x{items}: {:.3} of copy", copy_ms / scan_ms);
+            let (scan_ms, copy_ms) = time_case(
+                stream,
+                &mut scanner,
+                &input,
+                &mut output,
+                n as usize,
+                2,
+                args.reps,
+            )?;
+            eprintln!(
+                "{algorithm} {op} {ty} {threads}x{items}: {:.3} of copy",
+                copy_ms / scan_ms
+            );
             trials.push(Trial {
                 algorithm: algorithm.name().into(),
                 op: op.into(),

@@ -21,7 +21,10 @@ impl ScanOp for AffineCompose {
         Affine { a: 1.0, b: 0.0 }
     }
     fn combine(l: Affine, r: Affine) -> Affine {
-        Affine { a: l.a * r.a, b: r.a * l.b + r.b }
+        Affine {
+            a: l.a * r.a,
+            b: r.a * l.b + r.b,
+        }
     }
 }
 

@@ -35,8 +35,12 @@ pub fn compare(element: &ElementType, x: &[u8], y: &[u8], scale: f64) -> Agreeme
                     Agreement::Different
                 }
             }
-            (FieldValue::F32(a), FieldValue::F32(b)) => float(a as f64, b as f64, a.to_bits() == b.to_bits(), scale),
-            (FieldValue::F64(a), FieldValue::F64(b)) => float(a, b, a.to_bits() == b.to_bits(), scale),
+            (FieldValue::F32(a), FieldValue::F32(b)) => {
+                float(a as f64, b as f64, a.to_bits() == b.to_bits(), scale)
+            }
+            (FieldValue::F64(a), FieldValue::F64(b)) => {
+                float(a, b, a.to_bits() == b.to_bits(), scale)
+            }
             _ => Agreement::Different,
         };
         worst = worse(worst, this);
@@ -57,7 +61,9 @@ fn float(a: f64, b: f64, same_bits: bool, scale: f64) -> Agreement {
         return Agreement::Overflow;
     }
     let denom = a.abs().max(b.abs()).max(scale).max(f64::MIN_POSITIVE);
-    Agreement::Rounding { rel: (a - b).abs() / denom }
+    Agreement::Rounding {
+        rel: (a - b).abs() / denom,
+    }
 }
 
 fn rank(a: Agreement) -> u8 {
@@ -72,7 +78,9 @@ fn rank(a: Agreement) -> u8 {
 
 fn worse(a: Agreement, b: Agreement) -> Agreement {
     match (a, b) {
-        (Agreement::Rounding { rel: x }, Agreement::Rounding { rel: y }) => Agreement::Rounding { rel: x.max(y) },
+        (Agreement::Rounding { rel: x }, Agreement::Rounding { rel: y }) => {
+            Agreement::Rounding { rel: x.max(y) }
+        }
         _ if rank(b) > rank(a) => b,
         _ => a,
     }
@@ -81,11 +89,13 @@ fn worse(a: Agreement, b: Agreement) -> Agreement {
 /// Whether any float field of `elements` is NaN or infinite.
 pub fn has_non_finite(element: &ElementType, elements: &[&[u8]]) -> bool {
     elements.iter().any(|bytes| {
-        field_layout(element).into_iter().any(|(_, ty, off)| match read_field(bytes, ty, off) {
-            FieldValue::F32(v) => !v.is_finite(),
-            FieldValue::F64(v) => !v.is_finite(),
-            FieldValue::Int(_) => false,
-        })
+        field_layout(element)
+            .into_iter()
+            .any(|(_, ty, off)| match read_field(bytes, ty, off) {
+                FieldValue::F32(v) => !v.is_finite(),
+                FieldValue::F64(v) => !v.is_finite(),
+                FieldValue::Int(_) => false,
+            })
     })
 }
 
@@ -115,8 +125,14 @@ mod tests {
     #[test]
     fn integers_are_exact_or_different() {
         let el = ElementType::Prim(PrimType::I32);
-        assert_eq!(compare(&el, &5i32.to_le_bytes(), &5i32.to_le_bytes(), 0.0), Agreement::Exact);
-        assert_eq!(compare(&el, &5i32.to_le_bytes(), &6i32.to_le_bytes(), 0.0), Agreement::Different);
+        assert_eq!(
+            compare(&el, &5i32.to_le_bytes(), &5i32.to_le_bytes(), 0.0),
+            Agreement::Exact
+        );
+        assert_eq!(
+            compare(&el, &5i32.to_le_bytes(), &6i32.to_le_bytes(), 0.0),
+            Agreement::Different
+        );
     }
 
     #[test]
@@ -124,7 +140,23 @@ mod tests {
         let el = ElementType::Prim(PrimType::F32);
         let r = compare(&el, &1.0f32.to_le_bytes(), &1.0000001f32.to_le_bytes(), 1.0);
         assert!(matches!(r, Agreement::Rounding { rel } if rel < 1e-6));
-        assert_eq!(compare(&el, &f32::NAN.to_le_bytes(), &(-f32::NAN).to_le_bytes(), 1.0), Agreement::Exact);
-        assert_eq!(compare(&el, &f32::INFINITY.to_le_bytes(), &1.0f32.to_le_bytes(), 1.0), Agreement::Overflow);
+        assert_eq!(
+            compare(
+                &el,
+                &f32::NAN.to_le_bytes(),
+                &(-f32::NAN).to_le_bytes(),
+                1.0
+            ),
+            Agreement::Exact
+        );
+        assert_eq!(
+            compare(
+                &el,
+                &f32::INFINITY.to_le_bytes(),
+                &1.0f32.to_le_bytes(),
+                1.0
+            ),
+            Agreement::Overflow
+        );
     }
 }

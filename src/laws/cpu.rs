@@ -13,7 +13,10 @@ pub struct CpuLaws<Op: ScanOp> {
 
 impl<Op: ScanOp> Default for CpuLaws<Op> {
     fn default() -> Self {
-        CpuLaws { element: <Op::Elem as ScanElement>::element_type(), _op: PhantomData }
+        CpuLaws {
+            element: <Op::Elem as ScanElement>::element_type(),
+            _op: PhantomData,
+        }
     }
 }
 
@@ -22,14 +25,14 @@ impl<Op: ScanOp> CpuLaws<Op> {
         Self::default()
     }
 
-    fn from_bytes(&self, bytes: &[u8]) -> Op::Elem {
+    fn decode(&self, bytes: &[u8]) -> Op::Elem {
         assert_eq!(bytes.len(), std::mem::size_of::<Op::Elem>(), "element size");
         // SAFETY: ScanElement guarantees the described layout and that any field bit pattern is
         // a valid value; `bytes` has the element's size (padding bytes are zero).
         unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<Op::Elem>()) }
     }
 
-    fn to_bytes(&self, value: &Op::Elem) -> Vec<u8> {
+    fn encode(&self, value: &Op::Elem) -> Vec<u8> {
         // Copy field by field: padding bytes of `value` are uninitialized and must not be read.
         let mut out = vec![0u8; std::mem::size_of::<Op::Elem>()];
         let base = (value as *const Op::Elem).cast::<u8>();
@@ -51,17 +54,20 @@ impl<Op: ScanOp> LawEvaluator for CpuLaws<Op> {
         &self.element
     }
 
-    fn evaluate(&mut self, triples: &[[Vec<u8>; 3]]) -> Result<Vec<LawResults>, Box<dyn std::error::Error>> {
+    fn evaluate(
+        &mut self,
+        triples: &[[Vec<u8>; 3]],
+    ) -> Result<Vec<LawResults>, Box<dyn std::error::Error>> {
         let e = Op::identity();
         Ok(triples
             .iter()
             .map(|[a, b, c]| {
-                let (a, b, c) = (self.from_bytes(a), self.from_bytes(b), self.from_bytes(c));
+                let (a, b, c) = (self.decode(a), self.decode(b), self.decode(c));
                 [
-                    self.to_bytes(&Op::combine(Op::combine(a, b), c)),
-                    self.to_bytes(&Op::combine(a, Op::combine(b, c))),
-                    self.to_bytes(&Op::combine(e, a)),
-                    self.to_bytes(&Op::combine(a, e)),
+                    self.encode(&Op::combine(Op::combine(a, b), c)),
+                    self.encode(&Op::combine(a, Op::combine(b, c))),
+                    self.encode(&Op::combine(e, a)),
+                    self.encode(&Op::combine(a, e)),
                 ]
             })
             .collect())

@@ -34,7 +34,10 @@ pub trait LawEvaluator {
     fn name(&self) -> String;
     fn element(&self) -> &ElementType;
     /// For each `[a, b, c]` (elements as bytes), the four law expressions.
-    fn evaluate(&mut self, triples: &[[Vec<u8>; 3]]) -> Result<Vec<LawResults>, Box<dyn std::error::Error>>;
+    fn evaluate(
+        &mut self,
+        triples: &[[Vec<u8>; 3]],
+    ) -> Result<Vec<LawResults>, Box<dyn std::error::Error>>;
 }
 
 #[derive(Clone, Debug)]
@@ -46,7 +49,10 @@ pub struct LawConfig {
 
 impl Default for LawConfig {
     fn default() -> Self {
-        LawConfig { samples: 20_000, seed: 0x5ca9_9e11 }
+        LawConfig {
+            samples: 20_000,
+            seed: 0x5ca9_9e11,
+        }
     }
 }
 
@@ -72,8 +78,12 @@ pub enum Verdict {
     /// Bit-exact on every sample (integer elements only).
     Holds,
     /// The element has float fields: equal up to rounding, with the largest relative error.
-    HoldsUpToRounding { max_rel_error: f64 },
-    Fails { counterexample: String },
+    HoldsUpToRounding {
+        max_rel_error: f64,
+    },
+    Fails {
+        counterexample: String,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -98,7 +108,11 @@ pub struct Caveat {
 fn note(caveats: &mut Vec<Caveat>, what: &'static str, example: impl FnOnce() -> String) {
     match caveats.iter_mut().find(|c| c.what == what) {
         Some(c) => c.count += 1,
-        None => caveats.push(Caveat { what, count: 1, example: example() }),
+        None => caveats.push(Caveat {
+            what,
+            count: 1,
+            example: example(),
+        }),
     }
 }
 
@@ -123,7 +137,12 @@ pub struct LawReport {
 impl LawReport {
     /// No law failed and every evaluator agreed.
     pub fn passed(&self) -> bool {
-        !self.laws.iter().map(|l| &l.verdict).chain(self.cross_checks.iter().map(|c| &c.verdict)).any(|v| matches!(v, Verdict::Fails { .. }))
+        !self
+            .laws
+            .iter()
+            .map(|l| &l.verdict)
+            .chain(self.cross_checks.iter().map(|c| &c.verdict))
+            .any(|v| matches!(v, Verdict::Fails { .. }))
     }
 }
 
@@ -146,13 +165,25 @@ fn has_float(element: &ElementType) -> bool {
 pub fn sample_triples(element: &ElementType, config: &LawConfig) -> Vec<[Vec<u8>; 3]> {
     let mut rng = Rng::new(config.seed);
     (0..config.samples)
-        .map(|_| [sample_element(element, &mut rng), sample_element(element, &mut rng), sample_element(element, &mut rng)])
+        .map(|_| {
+            [
+                sample_element(element, &mut rng),
+                sample_element(element, &mut rng),
+                sample_element(element, &mut rng),
+            ]
+        })
         .collect()
 }
 
 /// Checks the laws with the first evaluator and cross-checks every further one against it.
-pub fn check(op: &str, evaluators: &mut [&mut dyn LawEvaluator], config: &LawConfig) -> Result<LawReport, Box<dyn std::error::Error>> {
-    let (first, rest) = evaluators.split_first_mut().ok_or("law check needs at least one evaluator")?;
+pub fn check(
+    op: &str,
+    evaluators: &mut [&mut dyn LawEvaluator],
+    config: &LawConfig,
+) -> Result<LawReport, Box<dyn std::error::Error>> {
+    let (first, rest) = evaluators
+        .split_first_mut()
+        .ok_or("law check needs at least one evaluator")?;
     let element = first.element().clone();
     let triples = sample_triples(&element, config);
     let results = first.evaluate(&triples)?;
@@ -160,7 +191,11 @@ pub fn check(op: &str, evaluators: &mut [&mut dyn LawEvaluator], config: &LawCon
     let floats = has_float(&element);
 
     let mut laws = Vec::new();
-    for (law, (lhs, rhs)) in [(Law::Associativity, (0, 1)), (Law::LeftIdentity, (2, 3)), (Law::RightIdentity, (3, 0))] {
+    for (law, (lhs, rhs)) in [
+        (Law::Associativity, (0, 1)),
+        (Law::LeftIdentity, (2, 3)),
+        (Law::RightIdentity, (3, 0)),
+    ] {
         let mut max_rel = 0.0f64;
         let mut overflowed = 0;
         let mut failure = None;
@@ -176,10 +211,20 @@ pub fn check(op: &str, evaluators: &mut [&mut dyn LawEvaluator], config: &LawCon
             let non_finite_input = has_non_finite(&element, &[&t[0], &t[1], &t[2]]);
             match compare(&element, x, y, scale) {
                 Agreement::Exact => {}
-                Agreement::Rounding { rel } if rel <= tol && law == Law::Associativity => max_rel = max_rel.max(rel),
-                Agreement::Overflow if law == Law::Associativity && !non_finite_input => overflowed += 1,
-                _ if non_finite_input => note(&mut caveats, "holds only for finite inputs", || counterexample(law, &element, t, x, y)),
-                Agreement::SignedZero => note(&mut caveats, "holds only up to the sign of zero", || counterexample(law, &element, t, x, y)),
+                Agreement::Rounding { rel } if rel <= tol && law == Law::Associativity => {
+                    max_rel = max_rel.max(rel)
+                }
+                Agreement::Overflow if law == Law::Associativity && !non_finite_input => {
+                    overflowed += 1
+                }
+                _ if non_finite_input => note(&mut caveats, "holds only for finite inputs", || {
+                    counterexample(law, &element, t, x, y)
+                }),
+                Agreement::SignedZero => {
+                    note(&mut caveats, "holds only up to the sign of zero", || {
+                        counterexample(law, &element, t, x, y)
+                    })
+                }
                 _ => {
                     failure = Some(counterexample(law, &element, t, x, y));
                     break;
@@ -189,10 +234,17 @@ pub fn check(op: &str, evaluators: &mut [&mut dyn LawEvaluator], config: &LawCon
         let verdict = match failure {
             Some(counterexample) => Verdict::Fails { counterexample },
             // Identity laws are judged bit for bit, floats included.
-            None if floats && law == Law::Associativity => Verdict::HoldsUpToRounding { max_rel_error: max_rel },
+            None if floats && law == Law::Associativity => Verdict::HoldsUpToRounding {
+                max_rel_error: max_rel,
+            },
             None => Verdict::Holds,
         };
-        laws.push(LawResult { law, verdict, overflowed, caveats });
+        laws.push(LawResult {
+            law,
+            verdict,
+            overflowed,
+            caveats,
+        });
     }
 
     let mut cross_checks = Vec::new();
@@ -202,13 +254,19 @@ pub fn check(op: &str, evaluators: &mut [&mut dyn LawEvaluator], config: &LawCon
         let mut failure = None;
         'samples: for (i, (mine, theirs)) in results.iter().zip(&theirs).enumerate() {
             for slot in 0..4 {
-                let scale = float_scale(&element, &[&triples[i][0], &triples[i][1], &triples[i][2], &mine[slot]]);
+                let scale = float_scale(
+                    &element,
+                    &[&triples[i][0], &triples[i][1], &triples[i][2], &mine[slot]],
+                );
                 match compare(&element, &mine[slot], &theirs[slot], scale) {
                     Agreement::Exact => {}
                     Agreement::Rounding { rel } if rel <= tol => max_rel = max_rel.max(rel),
                     // Both sides computed the same IEEE corner case differently (a fused
                     // multiply-add, say): only finite inputs must agree.
-                    _ if has_non_finite(&element, &[&triples[i][0], &triples[i][1], &triples[i][2]]) => {}
+                    _ if has_non_finite(
+                        &element,
+                        &[&triples[i][0], &triples[i][1], &triples[i][2]],
+                    ) => {}
                     _ => {
                         let [a, b, c] = &triples[i];
                         failure = Some(format!(
@@ -229,10 +287,15 @@ pub fn check(op: &str, evaluators: &mut [&mut dyn LawEvaluator], config: &LawCon
         }
         let verdict = match failure {
             Some(counterexample) => Verdict::Fails { counterexample },
-            None if floats => Verdict::HoldsUpToRounding { max_rel_error: max_rel },
+            None if floats => Verdict::HoldsUpToRounding {
+                max_rel_error: max_rel,
+            },
             None => Verdict::Holds,
         };
-        cross_checks.push(CrossCheck { evaluators: (first.name(), other.name()), verdict });
+        cross_checks.push(CrossCheck {
+            evaluators: (first.name(), other.name()),
+            verdict,
+        });
     }
 
     Ok(LawReport {
@@ -249,7 +312,14 @@ pub fn check(op: &str, evaluators: &mut [&mut dyn LawEvaluator], config: &LawCon
 fn counterexample(law: Law, element: &ElementType, t: &[Vec<u8>; 3], x: &[u8], y: &[u8]) -> String {
     let d = |b: &[u8]| describe(element, b);
     match law {
-        Law::Associativity => format!("a = {}, b = {}, c = {}: (a⊕b)⊕c = {} but a⊕(b⊕c) = {}", d(&t[0]), d(&t[1]), d(&t[2]), d(x), d(y)),
+        Law::Associativity => format!(
+            "a = {}, b = {}, c = {}: (a⊕b)⊕c = {} but a⊕(b⊕c) = {}",
+            d(&t[0]),
+            d(&t[1]),
+            d(&t[2]),
+            d(x),
+            d(y)
+        ),
         Law::LeftIdentity => format!("a = {}: e⊕a = {}", d(&t[0]), d(x)),
         Law::RightIdentity => format!("a = {}: a⊕e = {}", d(&t[0]), d(x)),
     }
@@ -259,7 +329,11 @@ fn describe_type(element: &ElementType) -> String {
     match element {
         ElementType::Prim(p) => p.name().to_string(),
         ElementType::Struct(s) => {
-            let f: Vec<String> = s.fields.iter().map(|f| format!("{}: {}", f.name, f.ty)).collect();
+            let f: Vec<String> = s
+                .fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name, f.ty))
+                .collect();
             format!("{} {{ {} }}", s.name, f.join(", "))
         }
     }
@@ -270,7 +344,10 @@ impl fmt::Display for Verdict {
         match self {
             Verdict::Holds => write!(f, "holds (bit-exact on every sample)"),
             Verdict::HoldsUpToRounding { max_rel_error } => {
-                write!(f, "holds up to rounding (largest relative error {max_rel_error:.2e})")
+                write!(
+                    f,
+                    "holds up to rounding (largest relative error {max_rel_error:.2e})"
+                )
             }
             Verdict::Fails { counterexample } => write!(f, "FAILS: {counterexample}"),
         }
@@ -279,7 +356,11 @@ impl fmt::Display for Verdict {
 
 impl fmt::Display for LawReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "law check of `{}` on {}: {} samples (seed {:#x}), {}", self.op, self.element, self.samples, self.seed, self.evaluator)?;
+        writeln!(
+            f,
+            "law check of `{}` on {}: {} samples (seed {:#x}), {}",
+            self.op, self.element, self.samples, self.seed, self.evaluator
+        )?;
         for l in &self.laws {
             write!(f, "  {:<36} {}", l.law.describe(), l.verdict)?;
             if l.overflowed > 0 {
@@ -287,17 +368,35 @@ impl fmt::Display for LawReport {
             }
             writeln!(f)?;
             for c in &l.caveats {
-                writeln!(f, "  {:<36}   note: {} ({} samples), e.g. {}", "", c.what, c.count, c.example)?;
+                writeln!(
+                    f,
+                    "  {:<36}   note: {} ({} samples), e.g. {}",
+                    "", c.what, c.count, c.example
+                )?;
             }
         }
         for c in &self.cross_checks {
-            writeln!(f, "  {:<36} {}", format!("{} = {}", c.evaluators.0, c.evaluators.1), c.verdict)?;
+            writeln!(
+                f,
+                "  {:<36} {}",
+                format!("{} = {}", c.evaluators.0, c.evaluators.1),
+                c.verdict
+            )?;
         }
-        let float_note = self.laws.iter().any(|l| matches!(l.verdict, Verdict::HoldsUpToRounding { .. }));
+        let float_note = self
+            .laws
+            .iter()
+            .any(|l| matches!(l.verdict, Verdict::HoldsUpToRounding { .. }));
         match (self.passed(), float_note) {
-            (true, true) => write!(f, "verdict: associative up to floating-point rounding, identity exact"),
+            (true, true) => write!(
+                f,
+                "verdict: associative up to floating-point rounding, identity exact"
+            ),
             (true, false) => write!(f, "verdict: associative, identity exact"),
-            (false, _) => write!(f, "verdict: NOT a valid scan operator (see the counterexample above)"),
+            (false, _) => write!(
+                f,
+                "verdict: NOT a valid scan operator (see the counterexample above)"
+            ),
         }
     }
 }

@@ -34,7 +34,9 @@ pub fn read_field(bytes: &[u8], ty: PrimType, offset: usize) -> FieldValue {
         PrimType::I16 => FieldValue::Int(raw as u16 as i16 as i128),
         PrimType::I32 => FieldValue::Int(raw as u32 as i32 as i128),
         PrimType::I64 => FieldValue::Int(raw as i64 as i128),
-        PrimType::U8 | PrimType::U16 | PrimType::U32 | PrimType::U64 => FieldValue::Int(raw as i128),
+        PrimType::U8 | PrimType::U16 | PrimType::U32 | PrimType::U64 => {
+            FieldValue::Int(raw as i128)
+        }
         PrimType::F32 => FieldValue::F32(f32::from_bits(raw as u32)),
         PrimType::F64 => FieldValue::F64(f64::from_bits(raw)),
     }
@@ -48,16 +50,46 @@ fn write_raw(bytes: &mut [u8], offset: usize, size: usize, raw: u64) {
 /// ±0.0, ±1, NaN, ±infinity, the smallest subnormal and MIN/MAX for floats.
 pub fn edge_values(ty: PrimType) -> Vec<u64> {
     let bits = ty.size() as u32 * 8;
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     match ty {
-        PrimType::F32 => [0.0f32, -0.0, 1.0, -1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::from_bits(1), f32::MIN, f32::MAX, 0.5, 3.0]
-            .iter()
-            .map(|v| v.to_bits() as u64)
-            .collect(),
-        PrimType::F64 => [0.0f64, -0.0, 1.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::from_bits(1), f64::MIN, f64::MAX, 0.5, 3.0]
-            .iter()
-            .map(|v| v.to_bits())
-            .collect(),
+        PrimType::F32 => [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::from_bits(1),
+            f32::MIN,
+            f32::MAX,
+            0.5,
+            3.0,
+        ]
+        .iter()
+        .map(|v| v.to_bits() as u64)
+        .collect(),
+        PrimType::F64 => [
+            0.0f64,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::from_bits(1),
+            f64::MIN,
+            f64::MAX,
+            0.5,
+            3.0,
+        ]
+        .iter()
+        .map(|v| v.to_bits())
+        .collect(),
         _ if ty.is_signed_int() => {
             let min = 1u64 << (bits - 1);
             vec![0, 1, mask, min, min - 1, 2, mask - 1]
@@ -90,7 +122,11 @@ impl Rng {
 /// mix of small and full-range integers.
 pub fn sample_raw(ty: PrimType, rng: &mut Rng) -> u64 {
     let bits = ty.size() as u32 * 8;
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     if rng.below(3) == 0 {
         let edges = edge_values(ty);
         return edges[rng.below(edges.len() as u64) as usize];
@@ -139,7 +175,10 @@ pub fn describe(element: &ElementType, bytes: &[u8]) -> String {
     match element {
         ElementType::Prim(p) => show(*p, 0),
         ElementType::Struct(s) => {
-            let parts: Vec<String> = fields.iter().map(|(name, ty, off)| format!("{name}: {}", show(*ty, *off))).collect();
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|(name, ty, off)| format!("{name}: {}", show(*ty, *off)))
+                .collect();
             format!("{} {{ {} }}", s.name, parts.join(", "))
         }
     }
@@ -155,9 +194,18 @@ mod tests {
         let el = ElementType::Struct(StructDecl::new(
             "S",
             vec![
-                StructField { name: "flag".into(), ty: PrimType::U8 },
-                StructField { name: "v".into(), ty: PrimType::F64 },
-                StructField { name: "i".into(), ty: PrimType::I16 },
+                StructField {
+                    name: "flag".into(),
+                    ty: PrimType::U8,
+                },
+                StructField {
+                    name: "v".into(),
+                    ty: PrimType::F64,
+                },
+                StructField {
+                    name: "i".into(),
+                    ty: PrimType::I16,
+                },
             ],
         ));
         let mut bytes = vec![0u8; el.size()];

@@ -3,20 +3,36 @@
 
 use super::report::{median, BenchRow};
 use super::sample::Sample;
-use crate::cli::typed_ops::with_op;
 use super::{BenchArgs, Progress};
+use crate::cli::typed_ops::with_op;
 use scangen::runtime::cpu;
 use scangen::{ScanMode, ScanOp};
 use std::time::Instant;
 
-pub fn run(args: &BenchArgs, sizes: &[u64]) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+pub fn run(
+    args: &BenchArgs,
+    sizes: &[u64],
+) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let device = format!("CPU, {threads} hardware threads");
-    let mode = if args.exclusive { ScanMode::Exclusive } else { ScanMode::Inclusive };
+    let mode = if args.exclusive {
+        ScanMode::Exclusive
+    } else {
+        ScanMode::Inclusive
+    };
     let mut pairs = Vec::new();
     for op in &args.op {
         for ty in &args.ty {
-            pairs.push((op.clone(), if op == "affine" { "f32x2".to_string() } else { ty.clone() }));
+            pairs.push((
+                op.clone(),
+                if op == "affine" {
+                    "f32x2".to_string()
+                } else {
+                    ty.clone()
+                },
+            ));
         }
     }
     pairs.dedup();
@@ -34,8 +50,15 @@ pub fn run(args: &BenchArgs, sizes: &[u64]) -> Result<(String, Vec<BenchRow>), B
     Ok((device, rows))
 }
 
-fn bench_op<O: ScanOp>(args: &BenchArgs, sizes: &[u64], mode: ScanMode, op: &str, ty: &str, progress: &mut Progress, rows: &mut Vec<BenchRow>)
-where
+fn bench_op<O: ScanOp>(
+    args: &BenchArgs,
+    sizes: &[u64],
+    mode: ScanMode,
+    op: &str,
+    ty: &str,
+    progress: &mut Progress,
+    rows: &mut Vec<BenchRow>,
+) where
     O::Elem: Sample + Sync + Send,
 {
     let elem = std::mem::size_of::<O::Elem>();

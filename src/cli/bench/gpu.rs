@@ -3,21 +3,29 @@
 
 use super::report::{median, BenchRow};
 use super::sample::Sample;
-use crate::cli::typed_ops::with_op;
 use super::{BenchArgs, Progress};
+use crate::cli::typed_ops::with_op;
 use scangen::runtime::cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr};
 use scangen::runtime::{Gpu, ScanError, ScanOptions, Scanner};
 use scangen::{Algorithm, ScanMode, ScanOp};
 use std::sync::Arc;
 
-pub fn run(args: &BenchArgs, algorithms: &[Algorithm], sizes: &[u64]) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
+pub fn run(
+    args: &BenchArgs,
+    algorithms: &[Algorithm],
+    sizes: &[u64],
+) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
     let gpu = Gpu::new(0)?;
     // cudarc's per-buffer event tracking records events on every access: fine for safety in
     // general code, but it would be timed here as part of each scan.
     unsafe { gpu.context().disable_event_tracking() };
     let stream = gpu.new_stream()?;
     let device = gpu.backend_name();
-    let mode = if args.exclusive { ScanMode::Exclusive } else { ScanMode::Inclusive };
+    let mode = if args.exclusive {
+        ScanMode::Exclusive
+    } else {
+        ScanMode::Inclusive
+    };
 
     // (op, type) pairs, in order; `affine` has one type.
     let mut pairs: Vec<(String, String)> = Vec::new();
@@ -34,7 +42,14 @@ pub fn run(args: &BenchArgs, algorithms: &[Algorithm], sizes: &[u64]) -> Result<
     let mut progress = Progress::new(total);
     let mut rows = Vec::new();
     for (op, ty) in &pairs {
-        let ctx = Ctx { gpu: &gpu, stream: &stream, args, algorithms, sizes, mode };
+        let ctx = Ctx {
+            gpu: &gpu,
+            stream: &stream,
+            args,
+            algorithms,
+            sizes,
+            mode,
+        };
         let found = with_op!(op.as_str(), ty.as_str(), O => Some(bench_op::<O>(&ctx, op, ty, &mut progress, &mut rows)), None);
         match found {
             Some(result) => result?,
@@ -53,7 +68,13 @@ struct Ctx<'a> {
     mode: ScanMode,
 }
 
-fn bench_op<O: ScanOp>(ctx: &Ctx, op: &str, ty: &str, progress: &mut Progress, rows: &mut Vec<BenchRow>) -> Result<(), Box<dyn std::error::Error>>
+fn bench_op<O: ScanOp>(
+    ctx: &Ctx,
+    op: &str,
+    ty: &str,
+    progress: &mut Progress,
+    rows: &mut Vec<BenchRow>,
+) -> Result<(), Box<dyn std::error::Error>>
 where
     O::Elem: Sample,
 {
@@ -61,20 +82,37 @@ where
     let budget = (ctx.args.max_gib * (1u64 << 30) as f64) as u64;
     // Input and output buffers for the largest size that fits (plus scan temporaries, which
     // are small), filled once; smaller sizes use prefixes of them.
-    let max_n = ctx.sizes.iter().copied().filter(|&n| 2 * n * elem as u64 <= budget).max().unwrap_or(0);
+    let max_n = ctx
+        .sizes
+        .iter()
+        .copied()
+        .filter(|&n| 2 * n * elem as u64 <= budget)
+        .max()
+        .unwrap_or(0);
     if max_n == 0 {
         return Ok(());
     }
     let input: CudaSlice<O::Elem> = sample_buffer(ctx.stream, max_n)?;
-    let mut output: CudaSlice<O::Elem> = unsafe { ctx.stream.alloc(max_n as usize) }.map_err(|e| driver("allocating bench output", e))?;
+    let mut output: CudaSlice<O::Elem> = unsafe { ctx.stream.alloc(max_n as usize) }
+        .map_err(|e| driver("allocating bench output", e))?;
     for &algorithm in ctx.algorithms {
-        let mut scanner = ctx.gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).mode(ctx.mode))?;
+        let mut scanner = ctx
+            .gpu
+            .scanner::<O>(ScanOptions::default().algorithm(algorithm).mode(ctx.mode))?;
         for &n in ctx.sizes {
             progress.step(&format!("{algorithm} {op} {ty} n={n}"));
             if n > max_n || n == 0 {
                 continue;
             }
-            let (scan_ms, copy_ms) = time_case(ctx.stream, &mut scanner, &input, &mut output, n as usize, ctx.args.warmup, ctx.args.reps)?;
+            let (scan_ms, copy_ms) = time_case(
+                ctx.stream,
+                &mut scanner,
+                &input,
+                &mut output,
+                n as usize,
+                ctx.args.warmup,
+                ctx.args.reps,
+            )?;
             rows.push(BenchRow {
                 algorithm: algorithm.name().into(),
                 op: op.into(),
@@ -112,25 +150,45 @@ where
         scanner.scan_device(stream, &in_view, &mut out_view)?;
     }
     for _ in 0..reps.max(1) {
-        scan_ms.push(time(stream, || scanner.scan_device(stream, &in_view, &mut out_view))?);
-        copy_ms.push(time(stream, || stream.memcpy_dtod(&in_view, &mut out_view).map_err(|e| driver("device copy", e)))?);
+        scan_ms.push(time(stream, || {
+            scanner.scan_device(stream, &in_view, &mut out_view)
+        })?);
+        copy_ms.push(time(stream, || {
+            stream
+                .memcpy_dtod(&in_view, &mut out_view)
+                .map_err(|e| driver("device copy", e))
+        })?);
     }
     Ok((median(&mut scan_ms), median(&mut copy_ms)))
 }
 
 /// Fills a device buffer of `n` benchmark elements.
-pub fn sample_buffer<T: Sample>(stream: &Arc<CudaStream>, n: u64) -> Result<CudaSlice<T>, ScanError> {
+pub fn sample_buffer<T: Sample>(
+    stream: &Arc<CudaStream>,
+    n: u64,
+) -> Result<CudaSlice<T>, ScanError> {
     let host: Vec<T> = (0..n).map(T::sample).collect();
-    stream.clone_htod(&host).map_err(|e| driver("copying bench input", e))
+    stream
+        .clone_htod(&host)
+        .map_err(|e| driver("copying bench input", e))
 }
 
 /// Milliseconds between CUDA events recorded around `work` on `stream`.
-fn time(stream: &Arc<CudaStream>, work: impl FnOnce() -> Result<(), ScanError>) -> Result<f64, ScanError> {
+fn time(
+    stream: &Arc<CudaStream>,
+    work: impl FnOnce() -> Result<(), ScanError>,
+) -> Result<f64, ScanError> {
     let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let start = stream.record_event(flags).map_err(|e| driver("recording a timing event", e))?;
+    let start = stream
+        .record_event(flags)
+        .map_err(|e| driver("recording a timing event", e))?;
     work()?;
-    let end = stream.record_event(flags).map_err(|e| driver("recording a timing event", e))?;
-    let ms = start.elapsed_ms(&end).map_err(|e| driver("reading a timing event", e))?;
+    let end = stream
+        .record_event(flags)
+        .map_err(|e| driver("recording a timing event", e))?;
+    let ms = start
+        .elapsed_ms(&end)
+        .map_err(|e| driver("reading a timing event", e))?;
     Ok(ms as f64)
 }
 

@@ -23,13 +23,21 @@ pub enum BackendArg {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Algorithms to time (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "single-pass,kogge-stone,blelloch")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "single-pass,kogge-stone,blelloch"
+    )]
     pub algo: Vec<String>,
     /// Operators: built-ins (add, max, ...) and `affine` (the {a, b} f32 composition).
     #[arg(long, value_delimiter = ',', default_value = "add,max,affine")]
     pub op: Vec<String>,
     /// Element types for built-in operators (comma-separated).
-    #[arg(long = "type", value_delimiter = ',', default_value = "i32,f32,i64,f64")]
+    #[arg(
+        long = "type",
+        value_delimiter = ',',
+        default_value = "i32,f32,i64,f64"
+    )]
     pub ty: Vec<String>,
     /// Sizes: log2 values (`28`) or element counts (`n=1000003`); default 2^10..2^30 plus
     /// some non-powers of two.
@@ -76,8 +84,11 @@ pub fn run(args: BenchArgs) -> CliResult {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     if let Some(path) = &args.plot {
-        std::fs::write(path, plot::to_svg(&format!("scangen scan throughput, {device}"), &rows))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(
+            path,
+            plot::to_svg(&format!("scangen scan throughput, {device}"), &rows),
+        )
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
 }
@@ -116,7 +127,11 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(total: usize) -> Progress {
-        Progress { total, done: 0, tty: std::io::stderr().is_terminal() }
+        Progress {
+            total,
+            done: 0,
+            tty: std::io::stderr().is_terminal(),
+        }
     }
 
     pub fn step(&mut self, what: &str) {
@@ -141,7 +156,10 @@ mod tests {
 
     #[test]
     fn sizes_parse_log2_and_counts() {
-        assert_eq!(parse_sizes(&["10".into(), "n=17".into()]).unwrap(), vec![1024, 17]);
+        assert_eq!(
+            parse_sizes(&["10".into(), "n=17".into()]).unwrap(),
+            vec![1024, 17]
+        );
         assert!(parse_sizes(&["n=x".into()]).is_err());
         let default = parse_sizes(&[]).unwrap();
         assert_eq!(default.first(), Some(&1024));

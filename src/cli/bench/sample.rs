@@ -1,8 +1,8 @@
 //! Benchmark inputs: cheap pseudo-random elements (never all zeros: zeros can run faster than
 //! real data and hide unwritten outputs), and the dispatch from CLI names to operator types.
 
-use scangen::runtime::cudarc::driver::DeviceRepr;
 use crate::cli::typed_ops::Affine;
+use scangen::runtime::cudarc::driver::DeviceRepr;
 use scangen::ScanElement;
 
 /// An element the benchmark can fill buffers with.
@@ -43,7 +43,9 @@ impl Sample for f64 {
 
 impl Sample for Affine {
     fn sample(i: u64) -> Affine {
-        Affine { a: 1.0, b: (mix(i) % 7) as f32 }
+        Affine {
+            a: 1.0,
+            b: (mix(i) % 7) as f32,
+        }
     }
 }
-
