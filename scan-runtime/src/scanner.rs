@@ -220,7 +220,9 @@ where
             abi::tile_state_bytes(generated, plan.single_pass_tiles),
         )?;
         let epoch = if plan.single_pass_tiles > 0 {
-            ws.next_epoch(abi::max_epoch(generated))
+            let epoch = ws.next_epoch(abi::max_epoch(generated));
+            ws.rezero_on_wrap(stream, epoch)?;
+            epoch
         } else {
             0
         };
@@ -274,6 +276,10 @@ where
                 source,
             })?;
         }
+        if epoch != 0 {
+            // Field access, not commit_epoch(): the buffer guards above still borrow `ws`.
+            ws.epoch = epoch;
+        }
         ws.last_stream = Some(stream.clone());
         Ok(())
     }
@@ -325,10 +331,34 @@ impl<T: DeviceRepr> Workspace<T> {
         Ok(())
     }
 
-    /// 1, 2, ..., max, 1, 2, ...: never 0, which zeroed memory means.
-    fn next_epoch(&mut self, max: u32) -> u32 {
-        self.epoch = if self.epoch >= max { 1 } else { self.epoch + 1 };
-        self.epoch
+    /// The epoch of the next launch: 1, 2, ..., max, 1, 2, ...; never 0, which zeroed memory
+    /// means. It only becomes current (`commit_epoch`) once that launch is enqueued: the kernel
+    /// takes tile ids from the counter of the epoch's parity and zeroes the other one, so
+    /// consecutive launches must alternate parity (MAX_EPOCH is even, so the wrap does too).
+    fn next_epoch(&self, max: u32) -> u32 {
+        if self.epoch >= max {
+            1
+        } else {
+            self.epoch + 1
+        }
+    }
+
+    #[cfg(test)]
+    fn commit_epoch(&mut self, epoch: u32) {
+        self.epoch = epoch;
+    }
+
+    /// Before the epoch wraps to 1, zeroes the tile state again (on `stream`, no host sync), so
+    /// that a slot last written 2^30 launches ago can never pass for this launch's.
+    fn rezero_on_wrap(&mut self, stream: &Arc<CudaStream>, epoch: u32) -> Result<(), ScanError> {
+        if epoch == 1 && self.epoch != 0 {
+            if let Some(state) = self.tile_state.as_mut() {
+                stream
+                    .memset_zeros(state)
+                    .map_err(driver("zeroing the single-pass tile state at epoch wrap"))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -402,10 +432,16 @@ mod tests {
             epoch: 0,
             last_stream: None,
         };
-        assert_eq!(ws.next_epoch(3), 1);
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            let e = ws.next_epoch(3);
+            ws.commit_epoch(e);
+            seen.push(e);
+        }
+        assert_eq!(seen, [1, 2, 3, 1]);
+        // A launch that failed to enqueue does not commit: the next one reuses its epoch.
         assert_eq!(ws.next_epoch(3), 2);
-        assert_eq!(ws.next_epoch(3), 3);
-        assert_eq!(ws.next_epoch(3), 1);
+        assert_eq!(ws.next_epoch(3), 2);
         ws.epoch = u32::MAX;
         assert_eq!(ws.next_epoch(u32::MAX), 1);
     }
