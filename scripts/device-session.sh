@@ -21,8 +21,8 @@ if has sanitize; then
   export SCANGEN_CACHE_DIR="$PWD/.gpu/cache" SCANGEN_REQUIRE_NVRTC=1
   for t in memcheck racecheck synccheck initcheck; do
     echo "=== compute-sanitizer --tool $t" | tee -a "$out/sanitize.log"
-    timeout 240 compute-sanitizer --tool "$t" --error-exitcode 9 \
-      .gpu/bin/tests/gpu_suite --include-ignored --test-threads=1 non_commutative_struct_op_keeps_order \
+    timeout 120 compute-sanitizer --tool "$t" --error-exitcode 9 \
+      .gpu/bin/tests/gpu_suite --include-ignored --test-threads=1 sanitizer_smoke \
       >>"$out/sanitize.log" 2>&1
     echo "exit $? ($t)" | tee -a "$out/sanitize.log"
     grep -E "ERROR SUMMARY|========= (Invalid|Race|Barrier|Uninitialized)" "$out/sanitize.log" | tail -3

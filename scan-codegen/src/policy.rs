@@ -38,23 +38,47 @@ impl TuningPolicy {
     /// loads in flight to cover memory latency, not so many that the items spill. Hopper has the
     /// most bandwidth to cover, so it gets the biggest budget.
     pub fn for_target(sm: u32, algorithm: Algorithm, elem_size: usize) -> TuningPolicy {
-        let _ = algorithm; // one shape suits all three today; the key is kept for retuning
-        let (block_threads, bytes_per_thread): (u32, usize) = match sm {
-            90.. => (256, 64),
-            80..=89 => (128, 64),
-            _ => (128, 32),
-        };
+        // (threads per block, element bytes per thread, max items per thread, shared-memory
+        // budget of the tile transpose).
+        //
+        // sm_90 single-pass: measured with `scangen tune` on an H100 at n = 2^28 (BENCHMARKS.md,
+        // "Tuning"): the fraction of a device copy grows with the bytes a thread holds, because
+        // each tile pays a fixed cost (barriers, publishing its status, the look-back) that a
+        // bigger tile spreads over more bytes. 128 threads x 256 bytes (i32: 64 items, f64 and
+        // 8-byte structs: 32) was the best or within noise of it for every element tried; 256
+        // and 512 threads with as many bytes need more shared memory than the 48 KiB static
+        // limit. The hierarchical scans move 3n and were not retuned: 256 x 64 bytes.
+        let (block_threads, bytes_per_thread, max_items, smem_budget): (u32, usize, u32, usize) =
+            match (sm, algorithm) {
+                (90.., Algorithm::SinglePass) => (128, 256, 64, 32 * 1024),
+                (90.., _) => (256, 64, 16, 16 * 1024),
+                (80..=89, _) => (128, 64, 16, 16 * 1024),
+                _ => (128, 32, 16, 16 * 1024),
+            };
         let size = elem_size.max(1);
         // A power of two: the transpose buffer's padding then makes it conflict-free
         // (layout::smem_pad_every).
-        let items = prev_power_of_two((bytes_per_thread / size).clamp(1, 16) as u32);
-        // Big elements: one item per thread, and fewer threads, so a tile's shared-memory transpose
-        // stays at about 16 KiB (several blocks per SM).
-        let max_threads = ((16 * 1024 / size) as u32 / 32 * 32).max(32);
-        TuningPolicy {
+        let items =
+            prev_power_of_two((bytes_per_thread / size).clamp(1, max_items as usize) as u32);
+        // Big elements: fewer threads, so a tile's shared-memory transpose stays within budget
+        // (several blocks per SM).
+        let max_threads = ((smem_budget / (size * items as usize)) as u32 / 32 * 32).max(32);
+        let mut policy = TuningPolicy {
             block_threads: block_threads.min(max_threads),
             items_per_thread: items,
+        };
+        // The transpose padding (one element per 128 bytes) can still push a big element past
+        // the static limit: halve threads, then items, until the shape is valid.
+        while policy.validate(algorithm, size, size.min(8)).is_err() {
+            if policy.block_threads > 32 {
+                policy.block_threads = (policy.block_threads / 2).max(32) / 32 * 32;
+            } else if policy.items_per_thread > 1 {
+                policy.items_per_thread /= 2;
+            } else {
+                break;
+            }
         }
+        policy
     }
 
     /// Checks that the generated code can be built and launched with this policy for an element
@@ -133,17 +157,18 @@ mod tests {
     #[test]
     fn default_shapes() {
         let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
-        assert_eq!((p.block_threads, p.items_per_thread), (256, 16));
+        assert_eq!((p.block_threads, p.items_per_thread), (128, 64));
         let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 8);
-        assert_eq!((p.block_threads, p.items_per_thread), (256, 8));
+        assert_eq!((p.block_threads, p.items_per_thread), (128, 32));
         let p = TuningPolicy::for_target(80, Algorithm::KoggeStone, 4);
         assert_eq!((p.block_threads, p.items_per_thread), (128, 16));
         let p = TuningPolicy::for_target(90, Algorithm::KoggeStone, 12);
         assert_eq!((p.block_threads, p.items_per_thread), (256, 4));
         let p = TuningPolicy::for_target(75, Algorithm::Blelloch, 8);
         assert_eq!((p.block_threads, p.items_per_thread), (128, 4));
+        // 256-byte elements: one item per thread, 128 threads = a 32 KiB tile.
         let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 256);
-        assert_eq!((p.block_threads, p.items_per_thread), (64, 1));
+        assert_eq!((p.block_threads, p.items_per_thread), (128, 1));
     }
 
     fn err(p: TuningPolicy, size: usize) -> String {

@@ -267,6 +267,19 @@ fn run_builtin<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: Buil
 where
     Op::Elem: TestValue,
 {
+    run_sizes::<Op>(gpu, report, label, op, sizes)
+}
+
+/// Every algorithm and mode of `Op` at `sizes(tile)`, out of place and in place.
+fn run_sizes<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    op: BuiltinOp,
+    sizes: fn(u64) -> Vec<u64>,
+) where
+    Op::Elem: TestValue,
+{
     let stream = gpu.new_stream().expect("stream");
     for algorithm in Algorithm::ALL {
         for mode in ScanMode::ALL {
@@ -649,6 +662,42 @@ fn non_commutative_struct_op_keeps_order() {
     report.finish("non_commutative_struct_op_keeps_order");
 }
 
+/// Small and medium sizes for runs under compute-sanitizer (memcheck, racecheck, synccheck,
+/// initcheck), which slow kernels down a hundredfold: one and several tiles, partial last tiles,
+/// and a size that needs a two-level hierarchy.
+fn sanitizer_sizes(tile: u64) -> Vec<u64> {
+    vec![1, 33, tile + 1, 5 * tile + 7, 40 * tile + 3]
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn sanitizer_smoke() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    run_sizes::<Compose>(
+        &gpu,
+        &mut report,
+        "compose Affine",
+        BuiltinOp::Add,
+        sanitizer_sizes,
+    );
+    run_sizes::<Add<i32>>(
+        &gpu,
+        &mut report,
+        "add i32",
+        BuiltinOp::Add,
+        sanitizer_sizes,
+    );
+    run_sizes::<Max<f64>>(
+        &gpu,
+        &mut report,
+        "max f64",
+        BuiltinOp::Max,
+        sanitizer_sizes,
+    );
+    report.finish("sanitizer_smoke");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Runtime contracts
 
@@ -825,4 +874,117 @@ fn building_the_same_scanner_twice_is_cheap() {
         "a cached build took {each:?}"
     );
     println!("gpu suite (building_the_same_scanner_twice_is_cheap): 1 cases passed, 0 failed");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Single-pass robustness: a look-back must never wait on a block that cannot run.
+
+/// Spins for `cycles` clock cycles. One block of 1024 threads with 100 KiB of shared memory
+/// fills a whole multiprocessor, so a grid of (SMs - 4) hogs leaves the scan 4 SMs.
+const HOG_SOURCE: &str = r#"
+extern "C" __global__ void __launch_bounds__(1024) hog(unsigned long long cycles, unsigned int* done) {
+    extern __shared__ unsigned char pin[];
+    const long long start = clock64();
+    while ((unsigned long long)(clock64() - start) < cycles) {
+        if (threadIdx.x == 0) pin[0] = (unsigned char)start;  // keep the shared memory in use
+    }
+    if (threadIdx.x == 0) atomicAdd(done, 1u);
+}
+"#;
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn single_pass_beside_a_kernel_holding_most_multiprocessors() {
+    use scan_runtime::cudarc::driver::{LaunchConfig, PushKernelArg};
+    let gpu = gpu();
+    let mut report = Report::default();
+    let image = scan_runtime::compile::compile_cached(
+        HOG_SOURCE,
+        gpu.sm(),
+        &scan_runtime::DiskCache::new(None),
+    )
+    .expect("compile the hog kernel");
+    let module = gpu
+        .context()
+        .load_module(image.to_loadable())
+        .expect("load hog");
+    let hog = module.load_function("hog").expect("hog function");
+    let smem = 100 * 1024u32;
+    hog.set_attribute(
+        scan_runtime::cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        smem as i32,
+    )
+    .expect("allow 100 KiB of shared memory");
+    let hog_stream = gpu.new_stream().expect("stream");
+    let scan_streams = [
+        gpu.new_stream().expect("stream"),
+        gpu.new_stream().expect("stream"),
+    ];
+    let mut done = hog_stream.alloc_zeros::<u32>(1).expect("alloc");
+    let hogs = gpu.sm_count().saturating_sub(4).max(1);
+    // About 0.2 s at H100 clocks: long enough that the scans run while the hogs hold their SMs.
+    let cycles: u64 = 400_000_000;
+
+    for (round, n) in [(0, 1u64 << 22), (1, (1 << 24) + 13), (2, 3_000_017)] {
+        let mut launch = hog_stream.launch_builder(&hog);
+        launch.arg(&cycles).arg(&mut done);
+        let cfg = LaunchConfig {
+            grid_dim: (hogs, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: smem,
+        };
+        unsafe { launch.launch(cfg) }.expect("launch hog");
+        // Several scans in flight on two streams while the hogs run.
+        let mut rng = Rng::new(&format!("hog {round}"));
+        let inputs: Vec<Vec<Affine>> = (0..4)
+            .map(|_| {
+                (0..n)
+                    .map(|_| Affine::random(&mut rng, BuiltinOp::Add))
+                    .collect()
+            })
+            .collect();
+        let mut scanners: Vec<Scanner<Compose>> = (0..4)
+            .map(|_| {
+                gpu.scanner::<Compose>(opts(Algorithm::SinglePass, ScanMode::Inclusive))
+                    .expect("scanner")
+            })
+            .collect();
+        let mut outs = Vec::new();
+        for (k, (input, scanner)) in inputs.iter().zip(scanners.iter_mut()).enumerate() {
+            let stream = &scan_streams[k % 2];
+            let d_in = stream.clone_htod(input).expect("upload");
+            let mut d_out: CudaSlice<Affine> = unsafe { stream.alloc(input.len()) }.expect("alloc");
+            scanner
+                .scan_device(stream, &d_in, &mut d_out)
+                .expect("scan");
+            outs.push((k, d_in, d_out));
+        }
+        let started = std::time::Instant::now();
+        for (k, _d_in, d_out) in &outs {
+            let stream = &scan_streams[k % 2];
+            let got = stream.clone_dtoh(d_out).expect("download");
+            stream.synchronize().expect("sync");
+            let mut expected = inputs[*k].clone();
+            cpu::scan_sequential_in_place::<Compose>(&mut expected, ScanMode::Inclusive);
+            report.record(
+                &format!("hog round {round} scan {k} n={n}"),
+                first_mismatch(&expected, &got),
+            );
+        }
+        hog_stream.synchronize().expect("hog sync");
+        println!(
+            "hog round {round}: {hogs} hog blocks, 4 scans of {n} finished in {:?}",
+            started.elapsed()
+        );
+    }
+    let finished = hog_stream.clone_dtoh(&done).expect("download")[0];
+    report.record(
+        "every hog block finished",
+        if finished == 3 * hogs {
+            Ok(())
+        } else {
+            Err(format!("{finished} of {}", 3 * hogs))
+        },
+    );
+    report.finish("single_pass_beside_a_kernel_holding_most_multiprocessors");
 }
