@@ -30,10 +30,10 @@ if has sanitize; then
 fi
 
 if has bench; then
-  "$tool" bench --sizes 16,20,24,28 --op add,max,affine --type i32,f32,i64,f64 \
+  "$tool" bench --op add,max,affine --type i32,f32,i64,f64 \
     --json "$out/bench.json" --plot "$out/bench.svg" 2>/dev/null | tee "$out/bench.md"
 fi
 
 if has cub; then
-  nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cub_scan .gpu/cub/cub_scan.cu && /tmp/cub_scan 16 20 24 28 | tee "$out/cub.txt"
+  nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cub_scan .gpu/cub/cub_scan.cu && /tmp/cub_scan | tee "$out/cub.txt"
 fi

@@ -200,11 +200,13 @@ mod tests {
         let p = TuningPolicy {
             block_threads: 256,
             items_per_thread: 16,
+            min_blocks_per_sm: 1,
         };
         assert_eq!(smem_tile_elems(&p, 4), 4096 + 127);
         let p = TuningPolicy {
             block_threads: 256,
             items_per_thread: 1,
+            min_blocks_per_sm: 1,
         };
         assert_eq!(smem_tile_elems(&p, 128), 256);
     }

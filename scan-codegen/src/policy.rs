@@ -12,6 +12,10 @@ pub struct TuningPolicy {
     pub block_threads: u32,
     /// Elements each thread holds in registers.
     pub items_per_thread: u32,
+    /// Blocks per multiprocessor the compiler must leave room for (the second argument of
+    /// `__launch_bounds__`): caps registers per thread, so occupancy does not fall with an
+    /// operator whose combine keeps many values live. 1 = no cap.
+    pub min_blocks_per_sm: u32,
 }
 
 impl TuningPolicy {
@@ -48,13 +52,23 @@ impl TuningPolicy {
         // 8-byte structs: 32) was the best or within noise of it for every element tried; 256
         // and 512 threads with as many bytes need more shared memory than the 48 KiB static
         // limit. The hierarchical scans move 3n and were not retuned: 256 x 64 bytes.
-        let (block_threads, bytes_per_thread, max_items, smem_budget): (u32, usize, u32, usize) =
-            match (sm, algorithm) {
-                (90.., Algorithm::SinglePass) => (128, 256, 64, 32 * 1024),
-                (90.., _) => (256, 64, 16, 16 * 1024),
-                (80..=89, _) => (128, 64, 16, 16 * 1024),
-                _ => (128, 32, 16, 16 * 1024),
-            };
+        //
+        // With 64 items, an operator whose combine the compiler cannot fold (max: 154 registers
+        // against add's 80) drops to 3 blocks per SM. Asking for 4 blocks (a 128-register cap)
+        // makes max and mul spill (24 to 356 bytes), so no cap is asked for yet: the fix is a
+        // thread scan with fewer live values (BENCHMARKS.md, "Where the time goes").
+        let (block_threads, bytes_per_thread, max_items, smem_budget, min_blocks): (
+            u32,
+            usize,
+            u32,
+            usize,
+            u32,
+        ) = match (sm, algorithm) {
+            (90.., Algorithm::SinglePass) => (128, 256, 64, 32 * 1024, 1),
+            (90.., _) => (256, 64, 16, 16 * 1024, 1),
+            (80..=89, _) => (128, 64, 16, 16 * 1024, 1),
+            _ => (128, 32, 16, 16 * 1024, 1),
+        };
         let size = elem_size.max(1);
         // A power of two: the transpose buffer's padding then makes it conflict-free
         // (layout::smem_pad_every).
@@ -66,6 +80,7 @@ impl TuningPolicy {
         let mut policy = TuningPolicy {
             block_threads: block_threads.min(max_threads),
             items_per_thread: items,
+            min_blocks_per_sm: min_blocks,
         };
         // The transpose padding (one element per 128 bytes) can still push a big element past
         // the static limit: halve threads, then items, until the shape is valid.
@@ -182,6 +197,7 @@ mod tests {
         let p = |b, i| TuningPolicy {
             block_threads: b,
             items_per_thread: i,
+            min_blocks_per_sm: 1,
         };
         assert!(
             err(p(100, 4), 4).contains("multiple of 32"),

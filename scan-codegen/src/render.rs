@@ -298,6 +298,7 @@ pub fn generate(
 
     ctx.insert("block_threads", &policy.block_threads);
     ctx.insert("items_per_thread", &policy.items_per_thread);
+    ctx.insert("min_blocks_per_sm", &policy.min_blocks_per_sm.max(1));
     ctx.insert("tile_items", &policy.tile_items());
     ctx.insert("warps", &(policy.block_threads / 32));
     ctx.insert("words", &elem_size.div_ceil(4));
@@ -424,6 +425,7 @@ mod tests {
         let p = TuningPolicy {
             block_threads: 128,
             items_per_thread: 4,
+            min_blocks_per_sm: 1,
         };
         let g = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap();
         assert_eq!(g.tile_items(), 512);
@@ -444,6 +446,7 @@ mod tests {
         let p = TuningPolicy {
             block_threads: 48,
             items_per_thread: 4,
+            min_blocks_per_sm: 1,
         };
         let e = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap_err();
         assert!(matches!(e, CodegenError::InvalidPolicy(_)));

@@ -259,6 +259,7 @@ fn jobs() -> Vec<Job> {
                         policy: Some(TuningPolicy {
                             block_threads,
                             items_per_thread,
+                            min_blocks_per_sm: 1,
                         }),
                     });
                 }

@@ -365,6 +365,7 @@ mod tests {
             policy: scan_codegen::TuningPolicy {
                 block_threads: 128,
                 items_per_thread: 4,
+                min_blocks_per_sm: 1,
             },
             elem_size: 4,
             elem_align: 4,

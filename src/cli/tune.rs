@@ -149,6 +149,7 @@ where
             let policy = TuningPolicy {
                 block_threads: threads,
                 items_per_thread: items,
+                min_blocks_per_sm: 1,
             };
             let mut scanner = match gpu
                 .scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy))
