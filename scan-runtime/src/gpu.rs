@@ -45,11 +45,11 @@ struct GpuInner {
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
-struct ModuleKey {
-    op: OpSpec,
-    algorithm: Algorithm,
-    mode: ScanMode,
-    policy: TuningPolicy,
+pub(crate) struct ModuleKey {
+    pub(crate) op: OpSpec,
+    pub(crate) algorithm: Algorithm,
+    pub(crate) mode: ScanMode,
+    pub(crate) policy: TuningPolicy,
 }
 
 /// A generated scan loaded into a context: its module and entry points.
@@ -178,16 +178,28 @@ impl Gpu {
             return Err(ScanError::ElementLayout { declared, actual });
         }
         let policy = opts.resolved_policy(self.inner.sm, declared);
+        // With the default tuning, small inputs get a small-tile kernel too, built on first use.
+        let small = match opts.policy {
+            None => TuningPolicy::for_small_input(self.inner.sm, opts.algorithm, declared).map(
+                |policy| ModuleKey {
+                    op: op.clone(),
+                    algorithm: opts.algorithm,
+                    mode: opts.mode,
+                    policy,
+                },
+            ),
+            Some(_) => None,
+        };
         let loaded = self.load(ModuleKey {
             op,
             algorithm: opts.algorithm,
             mode: opts.mode,
             policy,
         })?;
-        Ok(Scanner::new(self.clone(), loaded))
+        Ok(Scanner::new(self.clone(), loaded, small))
     }
 
-    fn load(&self, key: ModuleKey) -> Result<Arc<LoadedScan>, ScanError> {
+    pub(crate) fn load(&self, key: ModuleKey) -> Result<Arc<LoadedScan>, ScanError> {
         if let Some(hit) = self
             .inner
             .modules

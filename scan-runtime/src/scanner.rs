@@ -2,7 +2,7 @@
 
 use crate::abi;
 use crate::error::{alloc, driver, ScanError};
-use crate::gpu::{Gpu, LoadedScan};
+use crate::gpu::{Gpu, LoadedScan, ModuleKey};
 use crate::launch_plan::{self, Buffer, Kernel, LaunchPlan};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
@@ -23,8 +23,17 @@ pub struct Scanner<Op: ScanOp> {
     gpu: Gpu,
     loaded: Arc<LoadedScan>,
     tile: u64,
+    /// The small-tile variant for inputs that leave multiprocessors idle with `loaded`'s
+    /// tiles (`TuningPolicy::for_small_input`): its key until first used, then the module.
+    small: SmallVariant,
     workspace: Workspace<Op::Elem>,
     _op: PhantomData<fn() -> Op>,
+}
+
+enum SmallVariant {
+    None,
+    NotLoaded(Box<ModuleKey>),
+    Loaded(Arc<LoadedScan>, u64),
 }
 
 /// Temporary device storage shared by all launches of one scanner.
@@ -54,12 +63,13 @@ impl<Op: ScanOp> Scanner<Op>
 where
     Op::Elem: DeviceRepr,
 {
-    pub(crate) fn new(gpu: Gpu, loaded: Arc<LoadedScan>) -> Scanner<Op> {
+    pub(crate) fn new(gpu: Gpu, loaded: Arc<LoadedScan>, small: Option<ModuleKey>) -> Scanner<Op> {
         let tile = abi::tile_items(&loaded.generated);
         Scanner {
             gpu,
             loaded,
             tile,
+            small: small.map_or(SmallVariant::None, |k| SmallVariant::NotLoaded(Box::new(k))),
             workspace: Workspace {
                 levels: None,
                 tile_state: None,
@@ -173,6 +183,25 @@ where
         self.launch(stream, ptr, ptr, n)
     }
 
+    /// The kernel for an input of `n` elements and its tile: the small-tile variant when the
+    /// default tiles would not give every multiprocessor one (the scan is then latency-bound),
+    /// loaded on first use; else the default. Both share the tile state: its layout does not
+    /// depend on the tile size, and launches of either keep the epoch sequence.
+    fn variant_for(&mut self, n: u64) -> Result<(Arc<LoadedScan>, u64), ScanError> {
+        let small_input = n.div_ceil(self.tile) < u64::from(self.gpu.sm_count());
+        if small_input {
+            if let SmallVariant::NotLoaded(key) = &self.small {
+                let loaded = self.gpu.load((**key).clone())?;
+                let tile = abi::tile_items(&loaded.generated);
+                self.small = SmallVariant::Loaded(loaded, tile);
+            }
+            if let SmallVariant::Loaded(loaded, tile) = &self.small {
+                return Ok((loaded.clone(), *tile));
+            }
+        }
+        Ok((self.loaded.clone(), self.tile))
+    }
+
     fn check_device(&self, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
         if **stream.context() == **self.gpu.context() {
             Ok(())
@@ -207,11 +236,12 @@ where
         output: CUdeviceptr,
         n: u64,
     ) -> Result<(), ScanError> {
-        let plan = launch_plan::plan(self.algorithm(), n, self.tile)?;
+        let (loaded, tile) = self.variant_for(n)?;
+        let plan = launch_plan::plan(self.algorithm(), n, tile)?;
         if plan.launches.is_empty() {
             return Ok(());
         }
-        let generated = &self.loaded.generated;
+        let generated = &loaded.generated;
         let ws = &mut self.workspace;
         ws.follow(stream)?;
         ws.reserve(
@@ -249,7 +279,7 @@ where
         };
         let block = generated.policy.block_threads;
         for launch in &plan.launches {
-            let function = self.loaded.function(launch.kernel);
+            let function = loaded.function(launch.kernel);
             let (src, dst, count) = (pointer(launch.input), pointer(launch.output), launch.n);
             let prefixes: CUdeviceptr = launch.prefixes.map_or(0, pointer);
             let config = LaunchConfig {

@@ -195,6 +195,10 @@ fn sizes(tile: u64) -> Vec<u64> {
         65537,
         1_000_003,
         (1 << 20) + 7,
+        // Inputs below (SMs x default tile) run the small-tile single-pass kernel
+        // (TuningPolicy::for_small_input); this one is over it on any GPU up to 160 SMs, so the
+        // default kernel's partial last tile is covered too.
+        160 * tile + 7,
     ]
 }
 
