@@ -18,6 +18,8 @@ bundle="$root/.gpu"
 GPU_TESTS=(
   "-p scan-runtime --test gpu_suite"
   "-p scan-runtime --test compile_generated"
+  "-p scan-runtime --test error_paths"
+  "-p scan-runtime --test soak"
   "-p scangen --test gpu_examples"
 )
 # Other executables (benchmarks, examples): "cargo build arguments|arguments to run it with".

@@ -2,12 +2,14 @@
 
 use crate::compile;
 use crate::disk_cache::DiskCache;
-use crate::error::{driver, ScanError};
+use crate::error::{alloc, driver, ScanError};
 use crate::launch_plan::Kernel;
 use crate::options::ScanOptions;
 use crate::scanner::Scanner;
 use cudarc::driver::sys::{CUdevice_attribute, CUresult};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
+};
 use scan_codegen::{generate, Algorithm, GeneratedScan, ScanMode, TuningPolicy};
 use scan_core::{OpSpec, ScanOp};
 use std::collections::HashMap;
@@ -159,6 +161,28 @@ impl Gpu {
             .ctx
             .new_stream()
             .map_err(driver("creating a stream"))
+    }
+
+    /// Allocates `len` zeroed elements on the default stream. Unlike cudarc's own allocation,
+    /// a lack of device memory is [`ScanError::OutOfMemory`] (through the same mapping the
+    /// scanner's buffers use), and a byte count that overflows is one too, not a panic.
+    ///
+    /// Added so that the out-of-memory error path can be tested (tests/error_paths.rs) without
+    /// a host buffer as large as the device; also handy for callers' scan buffers.
+    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        len: usize,
+    ) -> Result<CudaSlice<T>, ScanError> {
+        const WHAT: &str = "a buffer requested with Gpu::alloc_zeros";
+        let Some(bytes) = len.checked_mul(std::mem::size_of::<T>()) else {
+            return Err(ScanError::OutOfMemory {
+                bytes: u64::MAX,
+                what: WHAT,
+            });
+        };
+        self.default_stream()
+            .alloc_zeros::<T>(len)
+            .map_err(alloc(bytes as u64, WHAT))
     }
 
     /// `"gpu: NVIDIA H100 80GB HBM3 (sm_90)"`.

@@ -1,0 +1,167 @@
+//! Harness pieces shared by tests/error_paths.rs and tests/soak.rs (a copy of the small parts
+//! of gpu_suite.rs they need: the GPU or a clear failure, a seeded RNG, exact test values).
+
+// Each test crate uses a different subset.
+#![allow(dead_code)]
+
+use scan_core::{BuiltinOp, ScanElement};
+use scan_runtime::cudarc::driver::DeviceRepr;
+use scan_runtime::{Algorithm, Gpu, ScanMode, ScanOptions};
+use std::fmt::Debug;
+
+/// The GPU, or a failure that says what is missing.
+pub fn gpu(suite: &str) -> Gpu {
+    let gpu = Gpu::new(0).unwrap_or_else(|e| {
+        panic!("the {suite} tests were asked to run (--ignored) but no GPU is usable: {e}")
+    });
+    if let Err(e) = scan_runtime::compile::nvrtc_available() {
+        panic!(
+            "the {suite} tests were asked to run (--ignored) but kernels cannot be compiled: {e}"
+        );
+    }
+    println!(
+        "{suite} on {} with {} SMs",
+        gpu.backend_name(),
+        gpu.sm_count()
+    );
+    gpu
+}
+
+/// Whether NVRTC tests can run here; without NVRTC they skip, loudly, unless
+/// `SCANGEN_REQUIRE_NVRTC=1` makes a missing NVRTC a failure.
+pub fn nvrtc_or_skip(test: &str) -> bool {
+    if scan_runtime::compile::nvrtc_available().is_ok() {
+        return true;
+    }
+    if std::env::var("SCANGEN_REQUIRE_NVRTC").as_deref() == Ok("1") {
+        panic!("{test}: SCANGEN_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded (run `. scripts/cuda-tools.sh`)");
+    }
+    eprintln!(
+        "skipping {test}: libnvrtc not found (run `. scripts/cuda-tools.sh` to test compilation)"
+    );
+    false
+}
+
+pub fn opts(algorithm: Algorithm, mode: ScanMode) -> ScanOptions {
+    ScanOptions::default().algorithm(algorithm).mode(mode)
+}
+
+/// Deterministic splitmix64, so a failure reproduces.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn new(seed: &str) -> Rng {
+        Rng(seed.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        }))
+    }
+    pub fn from_seed(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// Uniform in [-1, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}
+
+/// How a test element is generated for an op and compared.
+pub trait TestValue: ScanElement + DeviceRepr + Debug {
+    /// Whether results are exact in any evaluation order (integers), so that two runs of the
+    /// same scan must agree bit for bit.
+    const INTEGER: bool;
+    /// A random value, never zero, chosen so `op` stays interesting over long inputs and, for
+    /// floats, is computed exactly in every order (so results can be compared bit for bit):
+    /// add: small integers (every partial sum of < 2^24 magnitude is exact); mul: +-1 and
+    /// rarely 2 or 1/2 (products of powers of two are exact while in range); min/max: uniform.
+    fn random(rng: &mut Rng, op: BuiltinOp) -> Self;
+    fn same(a: Self, b: Self) -> bool {
+        a == b
+    }
+}
+
+macro_rules! int_value {
+    ($($t:ty),*) => {$(
+        impl TestValue for $t {
+            const INTEGER: bool = true;
+            fn random(rng: &mut Rng, op: BuiltinOp) -> Self {
+                let bits = <$t>::BITS as u64;
+                let r = rng.next();
+                let v = match op {
+                    // Odd factors keep wrapping products odd, so never stuck at zero.
+                    BuiltinOp::Mul => (r | 1) as $t,
+                    // Mostly ones: `and` clears one random bit per element.
+                    BuiltinOp::And => !((1 as $t) << (r % bits)),
+                    // One random bit per element.
+                    BuiltinOp::Or => (1 as $t) << (r % bits),
+                    _ => r as $t,
+                };
+                if v == 0 { 1 } else { v }
+            }
+        }
+    )*};
+}
+int_value!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_value {
+    ($($t:ty),*) => {$(
+        impl TestValue for $t {
+            const INTEGER: bool = false;
+            fn random(rng: &mut Rng, op: BuiltinOp) -> Self {
+                match op {
+                    BuiltinOp::Add => {
+                        let v = (rng.next() % 16) as i32 - 8;
+                        (if v >= 0 { v + 1 } else { v }) as $t
+                    }
+                    BuiltinOp::Mul => match rng.next() % 8192 {
+                        0 => 2.0,
+                        1 => 0.5,
+                        r if r % 2 == 0 => 1.0,
+                        _ => -1.0,
+                    },
+                    _ => {
+                        let v = rng.unit() as $t;
+                        if v == 0.0 { 0.25 } else { v }
+                    }
+                }
+            }
+            fn same(a: Self, b: Self) -> bool {
+                a == b || (a.is_nan() && b.is_nan())
+            }
+        }
+    )*};
+}
+float_value!(f32, f64);
+
+pub fn first_mismatch<T: TestValue>(expected: &[T], got: &[T]) -> Result<(), String> {
+    if expected.len() != got.len() {
+        return Err(format!(
+            "length {} instead of {}",
+            got.len(),
+            expected.len()
+        ));
+    }
+    match expected.iter().zip(got).position(|(&e, &g)| !T::same(e, g)) {
+        None => Ok(()),
+        Some(i) => {
+            let count = expected
+                .iter()
+                .zip(got)
+                .filter(|(&e, &g)| !T::same(e, g))
+                .count();
+            Err(format!(
+                "first mismatch at index {i}: expected {:?}, got {:?} ({count} mismatches)",
+                expected[i], got[i]
+            ))
+        }
+    }
+}
