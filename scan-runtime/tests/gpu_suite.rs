@@ -16,26 +16,17 @@ use scan_runtime::builtin::{Add, And, Max, Min, Mul, Or, Xor};
 use scan_runtime::cpu;
 use scan_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use scan_runtime::{Algorithm, Gpu, ScanError, ScanMode, ScanOp, ScanOptions, Scanner};
-use std::fmt::Debug;
 use std::sync::Arc;
+
+mod common;
+use common::{first_mismatch, opts, Rng, TestValue};
 
 // ---------------------------------------------------------------------------------------------
 // Harness
 
 /// The GPU, or a failure that says what is missing.
 fn gpu() -> Gpu {
-    let gpu = Gpu::new(0).unwrap_or_else(|e| {
-        panic!("the GPU suite was asked to run (--ignored) but no GPU is usable: {e}")
-    });
-    if let Err(e) = scan_runtime::compile::nvrtc_available() {
-        panic!("the GPU suite was asked to run (--ignored) but kernels cannot be compiled: {e}");
-    }
-    println!(
-        "gpu suite on {} with {} SMs",
-        gpu.backend_name(),
-        gpu.sm_count()
-    );
-    gpu
+    common::gpu("gpu suite")
 }
 
 #[derive(Default)]
@@ -72,114 +63,6 @@ impl Report {
     }
 }
 
-/// Deterministic splitmix64, so a failure reproduces.
-struct Rng(u64);
-impl Rng {
-    fn new(seed: &str) -> Rng {
-        Rng(seed.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-        }))
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
-
-/// How a test element is generated for an op and compared.
-trait TestValue: ScanElement + DeviceRepr + Debug {
-    /// A random value, never zero, chosen so `op` stays interesting over long inputs and, for
-    /// floats, is computed exactly in every order (so results can be compared bit for bit):
-    /// add: small integers (every partial sum of < 2^24 magnitude is exact); mul: +-1 and
-    /// rarely 2 or 1/2 (products of powers of two are exact while in range); min/max: uniform.
-    fn random(rng: &mut Rng, op: BuiltinOp) -> Self;
-    fn same(a: Self, b: Self) -> bool {
-        a == b
-    }
-}
-
-macro_rules! int_value {
-    ($($t:ty),*) => {$(
-        impl TestValue for $t {
-            fn random(rng: &mut Rng, op: BuiltinOp) -> Self {
-                let bits = <$t>::BITS as u64;
-                let r = rng.next();
-                let v = match op {
-                    // Odd factors keep wrapping products odd, so never stuck at zero.
-                    BuiltinOp::Mul => (r | 1) as $t,
-                    // Mostly ones: `and` clears one random bit per element.
-                    BuiltinOp::And => !((1 as $t) << (r % bits)),
-                    // One random bit per element.
-                    BuiltinOp::Or => (1 as $t) << (r % bits),
-                    _ => r as $t,
-                };
-                if v == 0 { 1 } else { v }
-            }
-        }
-    )*};
-}
-int_value!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! float_value {
-    ($($t:ty),*) => {$(
-        impl TestValue for $t {
-            fn random(rng: &mut Rng, op: BuiltinOp) -> Self {
-                match op {
-                    BuiltinOp::Add => {
-                        let v = (rng.next() % 16) as i32 - 8;
-                        (if v >= 0 { v + 1 } else { v }) as $t
-                    }
-                    BuiltinOp::Mul => match rng.next() % 8192 {
-                        0 => 2.0,
-                        1 => 0.5,
-                        r if r % 2 == 0 => 1.0,
-                        _ => -1.0,
-                    },
-                    _ => {
-                        let v = rng.unit() as $t;
-                        if v == 0.0 { 0.25 } else { v }
-                    }
-                }
-            }
-            fn same(a: Self, b: Self) -> bool {
-                a == b || (a.is_nan() && b.is_nan())
-            }
-        }
-    )*};
-}
-float_value!(f32, f64);
-
-fn first_mismatch<T: TestValue>(expected: &[T], got: &[T]) -> Result<(), String> {
-    if expected.len() != got.len() {
-        return Err(format!(
-            "length {} instead of {}",
-            got.len(),
-            expected.len()
-        ));
-    }
-    match expected.iter().zip(got).position(|(&e, &g)| !T::same(e, g)) {
-        None => Ok(()),
-        Some(i) => {
-            let count = expected
-                .iter()
-                .zip(got)
-                .filter(|(&e, &g)| !T::same(e, g))
-                .count();
-            Err(format!(
-                "first mismatch at index {i}: expected {:?}, got {:?} ({count} mismatches)",
-                expected[i], got[i]
-            ))
-        }
-    }
-}
-
 fn sizes(tile: u64) -> Vec<u64> {
     vec![
         0,
@@ -200,10 +83,6 @@ fn sizes(tile: u64) -> Vec<u64> {
         // default kernel's partial last tile is covered too.
         160 * tile + 7,
     ]
-}
-
-fn opts(algorithm: Algorithm, mode: ScanMode) -> ScanOptions {
-    ScanOptions::default().algorithm(algorithm).mode(mode)
 }
 
 /// Out of place on the device: separate input and output buffers, `scan_device`.
@@ -642,6 +521,7 @@ impl ScanOp for Compose {
 }
 
 impl TestValue for Affine {
+    const INTEGER: bool = false;
     /// a = +-1 and small integer b: every composition is exact (|b| stays far below 2^24), so
     /// any reordering shows as a wrong value, not as rounding.
     fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
