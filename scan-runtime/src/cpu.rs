@@ -1,18 +1,40 @@
 //! The CPU backend: a sequential scan (also the reference the GPU is tested against) and a
-//! rayon three-phase parallel scan.
+//! rayon parallel scan.
 //!
 //! Both combine in sequence order, `combine(earlier, later)`, like the GPU kernels, so they are
 //! correct for non-commutative operators.
+//!
+//! # The parallel scan
+//! It is the three-phase scheme (reduce chunks, scan the chunk totals, scan each chunk from its
+//! seed), run chunk by chunk so that it reads memory once, like the GPU's single-pass kernel:
+//! - The input is cut into chunks small enough to stay in a core's L2 cache ([`CHUNK_BYTES`]).
+//!   The reduce phase pulls a chunk into cache; the scan phase then re-reads it from cache, not
+//!   from DRAM. A textbook three-phase scan over whole per-thread halves reads the input from
+//!   DRAM twice, and on two cores that second read cost all the second core gained.
+//! - Workers claim chunks in order from an atomic counter (dynamic chunk IDs). A worker waits
+//!   only for the inclusive prefix of the chunk before its own, which an earlier claimant is
+//!   already computing, so the chain always progresses, however few pool threads actually run.
+//! - Inside a chunk both phases run [`LANES`] independent dependency chains over contiguous
+//!   quarters, interleaved. A scan is one long chain of combines; a float add has a latency of
+//!   several cycles, so one chain leaves the core mostly idle.
 
 use crate::error::ScanError;
 use crate::options::ScanOptions;
-use rayon::prelude::*;
 use scan_codegen::ScanMode;
 use scan_core::ScanOp;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
-/// Below this many elements per thread, splitting costs more than it saves.
-const MIN_CHUNK: usize = 1 << 14;
+/// Bytes of input per chunk: a quarter of a core's L2 on current x86 and Arm server parts, so the
+/// chunk is still cached when the scan phase reads it again (and its output fits beside it).
+const CHUNK_BYTES: usize = 256 << 10;
+
+/// Independent combine chains inside a chunk.
+const LANES: usize = 4;
+
+/// Below this many elements, starting threads costs more than it saves.
+const MIN_PARALLEL_LEN: usize = 1 << 15;
 
 /// Scans `input` into `output` on this thread.
 ///
@@ -28,19 +50,21 @@ pub fn scan_sequential_in_place<Op: ScanOp>(data: &mut [Op::Elem], mode: ScanMod
     scan_seeded_in_place::<Op>(data, Op::identity(), mode);
 }
 
-/// Scans `input` into `output` on the rayon pool: (1) reduce chunks in parallel, (2) scan the
-/// chunk totals sequentially into chunk prefixes, (3) scan chunks in parallel, each seeded with
-/// its prefix. About 2n combines; sequential for small inputs.
+/// Scans `input` into `output` on the rayon pool (see the module docs): about 2n combines and one
+/// pass over memory; sequential for small inputs.
 ///
 /// # Panics
 /// If `input` and `output` differ in length.
 pub fn scan_parallel<Op: ScanOp>(input: &[Op::Elem], output: &mut [Op::Elem], mode: ScanMode) {
-    scan_parallel_chunked::<Op>(input, output, mode, MIN_CHUNK);
+    assert_same_len(input.len(), output.len());
+    let plan = ChunkPlan::new::<Op::Elem>(input.len(), MIN_PARALLEL_LEN, CHUNK_BYTES);
+    scan_chained::<Op>(Chunks::Separate(input, output), mode, plan);
 }
 
 /// Scans `data` in place on the rayon pool (see [`scan_parallel`]).
 pub fn scan_parallel_in_place<Op: ScanOp>(data: &mut [Op::Elem], mode: ScanMode) {
-    scan_parallel_in_place_chunked::<Op>(data, mode, MIN_CHUNK);
+    let plan = ChunkPlan::new::<Op::Elem>(data.len(), MIN_PARALLEL_LEN, CHUNK_BYTES);
+    scan_chained::<Op>(Chunks::InPlace(data), mode, plan);
 }
 
 fn assert_same_len(input: usize, output: usize) {
@@ -50,31 +74,234 @@ fn assert_same_len(input: usize, output: usize) {
     );
 }
 
-/// Chunk length for `n` elements: a few chunks per thread (so an unlucky slow thread costs
-/// little), none shorter than `min_chunk`. `None`: scan sequentially.
-fn chunk_len(n: usize, min_chunk: usize) -> Option<usize> {
-    let threads = rayon::current_num_threads();
-    let chunks = (threads * 4).min(n / min_chunk.max(1));
-    (threads > 1 && chunks > 1).then(|| n.div_ceil(chunks))
+/// How a parallel scan cuts its input.
+#[derive(Clone, Copy, Debug)]
+struct ChunkPlan {
+    /// Elements per chunk (the last may be shorter).
+    chunk_len: usize,
+    /// Threads to use; 1 means scan sequentially.
+    workers: usize,
 }
 
-fn reduce<Op: ScanOp>(chunk: &[Op::Elem]) -> Op::Elem {
-    chunk
-        .iter()
-        .fold(Op::identity(), |acc, &x| Op::combine(acc, x))
+impl ChunkPlan {
+    fn new<T>(n: usize, min_parallel_len: usize, chunk_bytes: usize) -> ChunkPlan {
+        let chunk_len = (chunk_bytes / std::mem::size_of::<T>().max(1)).max(LANES);
+        let chunks = n.div_ceil(chunk_len);
+        let workers = if n < min_parallel_len {
+            1
+        } else {
+            rayon::current_num_threads().min(chunks)
+        };
+        ChunkPlan { chunk_len, workers }
+    }
 }
 
-/// Exclusive prefixes of the chunk totals: the seed of each chunk.
-fn chunk_seeds<Op: ScanOp>(totals: Vec<Op::Elem>) -> Vec<Op::Elem> {
-    let mut acc = Op::identity();
-    totals
-        .into_iter()
-        .map(|t| {
-            let seed = acc;
-            acc = Op::combine(acc, t);
-            seed
-        })
-        .collect()
+/// The data of a parallel scan: separate input and output, or one buffer scanned in place.
+enum Chunks<'a, T> {
+    Separate(&'a [T], &'a mut [T]),
+    InPlace(&'a mut [T]),
+}
+
+/// One chunk, claimed by exactly one worker.
+enum Chunk<'a, T> {
+    Separate(&'a [T], &'a mut [T]),
+    InPlace(&'a mut [T]),
+}
+
+impl<T> Chunk<'_, T> {
+    fn input(&self) -> &[T] {
+        match self {
+            Chunk::Separate(input, _) => input,
+            Chunk::InPlace(data) => data,
+        }
+    }
+}
+
+fn scan_chained<Op: ScanOp>(data: Chunks<'_, Op::Elem>, mode: ScanMode, plan: ChunkPlan) {
+    if plan.workers <= 1 {
+        match data {
+            Chunks::Separate(input, output) => {
+                scan_seeded::<Op>(input, output, Op::identity(), mode)
+            }
+            Chunks::InPlace(data) => scan_seeded_in_place::<Op>(data, Op::identity(), mode),
+        }
+        return;
+    }
+    // Each chunk sits behind an uncontended mutex: the worker that claims index k is the only
+    // one that ever locks it, and this keeps the hand-out of `&mut` chunks free of `unsafe`.
+    let chunks: Vec<Mutex<Chunk<'_, Op::Elem>>> = match data {
+        Chunks::Separate(input, output) => input
+            .chunks(plan.chunk_len)
+            .zip(output.chunks_mut(plan.chunk_len))
+            .map(|(i, o)| Mutex::new(Chunk::Separate(i, o)))
+            .collect(),
+        Chunks::InPlace(data) => data
+            .chunks_mut(plan.chunk_len)
+            .map(|c| Mutex::new(Chunk::InPlace(c)))
+            .collect(),
+    };
+    // `inclusive[k]`: everything up to and including chunk k, published once by its claimant.
+    let inclusive: Vec<OnceLock<Op::Elem>> = (0..chunks.len()).map(|_| OnceLock::new()).collect();
+    let next_chunk = AtomicUsize::new(0);
+    let worker = || loop {
+        let k = next_chunk.fetch_add(1, Ordering::Relaxed);
+        let Some(slot) = chunks.get(k) else { break };
+        let mut chunk = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let lane_totals = reduce_lanes::<Op>(chunk.input());
+        let total = lane_totals
+            .iter()
+            .fold(Op::identity(), |acc, &t| Op::combine(acc, t));
+        let seed = match k.checked_sub(1) {
+            Some(prev) => *wait_for(&inclusive[prev]),
+            None => Op::identity(),
+        };
+        // Publish before scanning, so the next chunk's worker waits for a reduce, not a scan.
+        let _ = inclusive[k].set(Op::combine(seed, total));
+        scan_lanes::<Op>(&mut chunk, seed, &lane_totals, mode);
+    };
+    rayon::scope(|s| {
+        for _ in 1..plan.workers {
+            s.spawn(|_| worker());
+        }
+        worker();
+    });
+}
+
+/// Waits until another worker publishes `cell`: spins briefly (the usual wait is one chunk's
+/// reduce), then yields so an oversubscribed machine can run the thread being waited for.
+fn wait_for<T>(cell: &OnceLock<T>) -> &T {
+    let mut spins = 0u32;
+    loop {
+        if let Some(value) = cell.get() {
+            return value;
+        }
+        if spins < 1 << 12 {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The chunk split into [`LANES`] equal contiguous lanes plus a short tail (`len % LANES`).
+fn lane_len(len: usize) -> usize {
+    len / LANES
+}
+
+/// Totals of the [`LANES`] lanes and the tail, in order: the lanes' folds run interleaved, as
+/// independent dependency chains.
+fn reduce_lanes<Op: ScanOp>(chunk: &[Op::Elem]) -> [Op::Elem; LANES + 1] {
+    let q = lane_len(chunk.len());
+    let (l0, rest) = chunk.split_at(q);
+    let (l1, rest) = rest.split_at(q);
+    let (l2, rest) = rest.split_at(q);
+    let (l3, tail) = rest.split_at(q);
+    let id = Op::identity();
+    let mut acc = [id; LANES + 1];
+    for (((&a, &b), &c), &d) in l0.iter().zip(l1).zip(l2).zip(l3) {
+        acc[0] = Op::combine(acc[0], a);
+        acc[1] = Op::combine(acc[1], b);
+        acc[2] = Op::combine(acc[2], c);
+        acc[3] = Op::combine(acc[3], d);
+    }
+    acc[LANES] = tail.iter().fold(id, |t, &x| Op::combine(t, x));
+    acc
+}
+
+/// Scans a chunk from `seed`, each lane (and the tail) seeded with the totals of what precedes it.
+fn scan_lanes<Op: ScanOp>(
+    chunk: &mut Chunk<'_, Op::Elem>,
+    seed: Op::Elem,
+    lane_totals: &[Op::Elem; LANES + 1],
+    mode: ScanMode,
+) {
+    let mut seeds = [seed; LANES + 1];
+    for l in 1..=LANES {
+        seeds[l] = Op::combine(seeds[l - 1], lane_totals[l - 1]);
+    }
+    match (chunk, mode) {
+        (Chunk::Separate(i, o), ScanMode::Inclusive) => {
+            scan_lanes_separate::<Op, true>(i, o, seeds)
+        }
+        (Chunk::Separate(i, o), ScanMode::Exclusive) => {
+            scan_lanes_separate::<Op, false>(i, o, seeds)
+        }
+        (Chunk::InPlace(d), ScanMode::Inclusive) => scan_lanes_in_place::<Op, true>(d, seeds),
+        (Chunk::InPlace(d), ScanMode::Exclusive) => scan_lanes_in_place::<Op, false>(d, seeds),
+    }
+}
+
+/// One step of a running scan: returns what to store and advances `acc`.
+#[inline(always)]
+fn step<Op: ScanOp, const INCLUSIVE: bool>(acc: &mut Op::Elem, x: Op::Elem) -> Op::Elem {
+    let before = *acc;
+    *acc = Op::combine(before, x);
+    if INCLUSIVE {
+        *acc
+    } else {
+        before
+    }
+}
+
+fn scan_lanes_separate<Op: ScanOp, const INCLUSIVE: bool>(
+    input: &[Op::Elem],
+    output: &mut [Op::Elem],
+    seeds: [Op::Elem; LANES + 1],
+) {
+    let q = lane_len(input.len());
+    let (i0, rest) = input.split_at(q);
+    let (i1, rest) = rest.split_at(q);
+    let (i2, rest) = rest.split_at(q);
+    let (i3, i_tail) = rest.split_at(q);
+    let (o0, rest) = output.split_at_mut(q);
+    let (o1, rest) = rest.split_at_mut(q);
+    let (o2, rest) = rest.split_at_mut(q);
+    let (o3, o_tail) = rest.split_at_mut(q);
+    let [mut a0, mut a1, mut a2, mut a3, tail_seed] = seeds;
+    let lanes = (i0.iter().zip(i1).zip(i2).zip(i3)).zip(
+        o0.iter_mut()
+            .zip(o1.iter_mut())
+            .zip(o2.iter_mut())
+            .zip(o3.iter_mut()),
+    );
+    for ((((&x0, &x1), &x2), &x3), (((y0, y1), y2), y3)) in lanes {
+        *y0 = step::<Op, INCLUSIVE>(&mut a0, x0);
+        *y1 = step::<Op, INCLUSIVE>(&mut a1, x1);
+        *y2 = step::<Op, INCLUSIVE>(&mut a2, x2);
+        *y3 = step::<Op, INCLUSIVE>(&mut a3, x3);
+    }
+    let mut acc = tail_seed;
+    for (y, &x) in o_tail.iter_mut().zip(i_tail) {
+        *y = step::<Op, INCLUSIVE>(&mut acc, x);
+    }
+}
+
+fn scan_lanes_in_place<Op: ScanOp, const INCLUSIVE: bool>(
+    data: &mut [Op::Elem],
+    seeds: [Op::Elem; LANES + 1],
+) {
+    let q = lane_len(data.len());
+    let (d0, rest) = data.split_at_mut(q);
+    let (d1, rest) = rest.split_at_mut(q);
+    let (d2, rest) = rest.split_at_mut(q);
+    let (d3, tail) = rest.split_at_mut(q);
+    let [mut a0, mut a1, mut a2, mut a3, tail_seed] = seeds;
+    let lanes = d0
+        .iter_mut()
+        .zip(d1.iter_mut())
+        .zip(d2.iter_mut())
+        .zip(d3.iter_mut());
+    for (((x0, x1), x2), x3) in lanes {
+        *x0 = step::<Op, INCLUSIVE>(&mut a0, *x0);
+        *x1 = step::<Op, INCLUSIVE>(&mut a1, *x1);
+        *x2 = step::<Op, INCLUSIVE>(&mut a2, *x2);
+        *x3 = step::<Op, INCLUSIVE>(&mut a3, *x3);
+    }
+    let mut acc = tail_seed;
+    for x in tail.iter_mut() {
+        *x = step::<Op, INCLUSIVE>(&mut acc, *x);
+    }
 }
 
 fn scan_seeded<Op: ScanOp>(
@@ -119,38 +346,22 @@ fn scan_seeded_in_place<Op: ScanOp>(data: &mut [Op::Elem], seed: Op::Elem, mode:
     }
 }
 
-fn scan_parallel_chunked<Op: ScanOp>(
-    input: &[Op::Elem],
-    output: &mut [Op::Elem],
+/// [`scan_parallel`] with an explicit plan, for tests that need many tiny chunks.
+#[cfg(test)]
+fn scan_parallel_planned<Op: ScanOp>(
+    data: Chunks<'_, Op::Elem>,
     mode: ScanMode,
-    min_chunk: usize,
+    chunk_len: usize,
+    workers: usize,
 ) {
-    assert_same_len(input.len(), output.len());
-    let Some(len) = chunk_len(input.len(), min_chunk) else {
-        return scan_seeded::<Op>(input, output, Op::identity(), mode);
-    };
-    let totals: Vec<_> = input.par_chunks(len).map(reduce::<Op>).collect();
-    let seeds = chunk_seeds::<Op>(totals);
-    input
-        .par_chunks(len)
-        .zip(output.par_chunks_mut(len))
-        .zip(seeds)
-        .for_each(|((i, o), seed)| scan_seeded::<Op>(i, o, seed, mode));
-}
-
-fn scan_parallel_in_place_chunked<Op: ScanOp>(
-    data: &mut [Op::Elem],
-    mode: ScanMode,
-    min_chunk: usize,
-) {
-    let Some(len) = chunk_len(data.len(), min_chunk) else {
-        return scan_seeded_in_place::<Op>(data, Op::identity(), mode);
-    };
-    let totals: Vec<_> = data.par_chunks(len).map(reduce::<Op>).collect();
-    let seeds = chunk_seeds::<Op>(totals);
-    data.par_chunks_mut(len)
-        .zip(seeds)
-        .for_each(|(chunk, seed)| scan_seeded_in_place::<Op>(chunk, seed, mode));
+    scan_chained::<Op>(
+        data,
+        mode,
+        ChunkPlan {
+            chunk_len: chunk_len.max(1),
+            workers,
+        },
+    );
 }
 
 /// A CPU scanner with the same interface as the GPU [`crate::Scanner`].
@@ -323,16 +534,32 @@ mod tests {
                 let mut seq = vec![Op::identity(); n];
                 scan_sequential::<Op>(&input, &mut seq, mode);
                 assert_eq!(seq, expected, "{name} sequential n={n} {mode}");
-                for min_chunk in [MIN_CHUNK, 1, 7] {
+                // Default plan, then many tiny chunks (tails, empty lanes, long chains) with
+                // more workers than the pool has threads.
+                let plans = [(usize::MAX, 0), (1, 3), (3, 2), (7, 4), (97, 3), (4096, 2)];
+                for (chunk_len, workers) in plans {
+                    if chunk_len < 97 && n > 100_000 {
+                        continue; // a million one-element hand-offs prove nothing more
+                    }
                     let mut par = vec![Op::identity(); n];
-                    scan_parallel_chunked::<Op>(&input, &mut par, mode, min_chunk);
+                    let mut in_place = input.clone();
+                    if chunk_len == usize::MAX {
+                        scan_parallel::<Op>(&input, &mut par, mode);
+                        scan_parallel_in_place::<Op>(&mut in_place, mode);
+                    } else {
+                        let sep = Chunks::Separate(&input, &mut par);
+                        scan_parallel_planned::<Op>(sep, mode, chunk_len, workers);
+                        let inp = Chunks::InPlace(&mut in_place);
+                        scan_parallel_planned::<Op>(inp, mode, chunk_len, workers);
+                    }
                     assert_eq!(
                         par, expected,
-                        "{name} parallel n={n} {mode} min_chunk={min_chunk}"
+                        "{name} parallel n={n} {mode} chunk_len={chunk_len} workers={workers}"
                     );
-                    let mut in_place = input.clone();
-                    scan_parallel_in_place_chunked::<Op>(&mut in_place, mode, min_chunk);
-                    assert_eq!(in_place, expected, "{name} parallel in place n={n} {mode}");
+                    assert_eq!(
+                        in_place, expected,
+                        "{name} parallel in place n={n} {mode} chunk_len={chunk_len}"
+                    );
                 }
                 let mut seq_in_place = input.clone();
                 scan_sequential_in_place::<Op>(&mut seq_in_place, mode);

@@ -1,5 +1,6 @@
-//! CPU backend timing: sequential against the rayon three-phase scan, beside a host memcpy of
-//! the same bytes. Wall-clock medians; the machine's other load shows up as noise.
+//! CPU backend timing: sequential against the rayon parallel scan (three-phase over chained
+//! chunks), beside a host memcpy of the same bytes. Wall-clock medians; the machine's other load
+//! shows up as noise.
 
 use super::report::{median, BenchRow};
 use super::sample::Sample;
