@@ -53,10 +53,13 @@ impl TuningPolicy {
         // and 512 threads with as many bytes need more shared memory than the 48 KiB static
         // limit. The hierarchical scans move 3n and were not retuned: 256 x 64 bytes.
         //
-        // With 64 items, an operator whose combine the compiler cannot fold (max: 154 registers
-        // against add's 80) drops to 3 blocks per SM. Asking for 4 blocks (a 128-register cap)
-        // makes max and mul spill (24 to 356 bytes), so no cap is asked for yet: the fix is a
-        // thread scan with fewer live values (BENCHMARKS.md, "Where the time goes").
+        //
+        // Single-pass asks ptxas to fit 6 blocks per SM (an 80-register cap). Uncapped, ptxas
+        // gave max 154 to 167 registers against add's 80, so 3 blocks fit and max reached 0.72
+        // of a copy; with the cap, max i32 reached 0.86 like add, with no spills (H100, 2^28,
+        // bench/experiments). Shared memory allows 6 blocks of a 32 KiB tile as well. Where the
+        // cap makes ptxas spill more than MAX_SPILL_BYTES (float and small-integer min/max,
+        // 64-bit mul), the runtime rebuilds with `relaxed_register_cap` (scan-runtime's gpu.rs).
         let (block_threads, bytes_per_thread, max_items, smem_budget, min_blocks): (
             u32,
             usize,
@@ -64,7 +67,7 @@ impl TuningPolicy {
             usize,
             u32,
         ) = match (sm, algorithm) {
-            (90.., Algorithm::SinglePass) => (128, 256, 64, 32 * 1024, 1),
+            (90.., Algorithm::SinglePass) => (128, 256, 64, 32 * 1024, 6),
             (90.., _) => (256, 64, 16, 16 * 1024, 1),
             (80..=89, _) => (128, 64, 16, 16 * 1024, 1),
             _ => (128, 32, 16, 16 * 1024, 1),
@@ -122,6 +125,26 @@ impl TuningPolicy {
         (policy.tile_items() < large.tile_items()
             && policy.validate(algorithm, size, size.min(8)).is_ok())
         .then_some(policy)
+    }
+
+    /// Spill-store bytes per thread a register cap may cost before it is loosened
+    /// ([`TuningPolicy::relaxed_register_cap`]). Measured on an H100 at 2^28 with an 80-register
+    /// cap (6 blocks per SM): f64 add spilled 12 bytes and still gained (0.82 of a copy against
+    /// 0.76 at 4 blocks without spills); f32 max spilled 228 bytes and fell from 0.72 to 0.55.
+    pub const MAX_SPILL_BYTES: u32 = 32;
+
+    /// The same shape with a looser register cap (6 -> 4 -> 1 blocks per SM), for when ptxas
+    /// had to spill more than [`TuningPolicy::MAX_SPILL_BYTES`] to meet this one's. `None`: no cap left to loosen.
+    pub fn relaxed_register_cap(&self) -> Option<TuningPolicy> {
+        let min_blocks_per_sm = match self.min_blocks_per_sm {
+            0 | 1 => return None,
+            2..=4 => 1,
+            _ => 4,
+        };
+        Some(TuningPolicy {
+            min_blocks_per_sm,
+            ..*self
+        })
     }
 
     /// Checks that the generated code can be built and launched with this policy for an element

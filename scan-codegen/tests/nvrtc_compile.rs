@@ -1,6 +1,7 @@
 //! Compiles every generated kernel with the real NVRTC (no GPU needed), then assembles the PTX
-//! with `ptxas -v` and checks that 4- and 8-byte elements use no local memory: no stack frame,
-//! no spills.
+//! with `ptxas -v` and checks that 4- and 8-byte elements under their default policy spill at
+//! most `TuningPolicy::MAX_SPILL_BYTES` (after loosening the register cap as the runtime does),
+//! and that kernels without a register cap use no local memory at all.
 //!
 //! Needs NVRTC and ptxas: `. scripts/cuda-tools.sh`. Without them the test prints why and passes,
 //! unless `SCANGEN_REQUIRE_NVRTC=1` (CI), which makes it fail.
@@ -39,7 +40,8 @@ struct FunctionInfo {
 
 struct Outcome {
     job: usize,
-    result: Result<(Vec<FunctionInfo>, String), String>,
+    /// ptxas's report, the NVRTC log and the policy finally compiled.
+    result: Result<(Vec<FunctionInfo>, String, TuningPolicy), String>,
 }
 
 fn tools_present() -> Result<(), String> {
@@ -269,10 +271,29 @@ fn jobs() -> Vec<Job> {
     jobs
 }
 
-fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String), String> {
-    let policy = job
+/// Compiles and assembles a job. A default policy's register cap is loosened while ptxas spills
+/// under it, as the runtime does (`TuningPolicy::relaxed_register_cap`); the last attempt is
+/// the one checked.
+fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
+    let mut policy = job
         .policy
         .unwrap_or_else(|| TuningPolicy::for_target(job.sm, job.algorithm, job.op.element.size()));
+    loop {
+        let (fns, log) = compile_and_assemble(job, policy)?;
+        let spills = fns.iter().map(|f| f.spill_stores).max().unwrap_or(0);
+        match policy.relaxed_register_cap() {
+            Some(relaxed) if spills > TuningPolicy::MAX_SPILL_BYTES && job.policy.is_none() => {
+                policy = relaxed
+            }
+            _ => return Ok((fns, log, policy)),
+        }
+    }
+}
+
+fn compile_and_assemble(
+    job: &Job,
+    policy: TuningPolicy,
+) -> Result<(Vec<FunctionInfo>, String), String> {
     let generated: GeneratedScan =
         generate(&job.op, job.algorithm, job.mode, policy).map_err(|e| format!("generate: {e}"))?;
     let (ptx, log) = nvrtc_compile(&generated.source, &job.name, job.sm)?;
@@ -342,13 +363,21 @@ fn every_generated_kernel_compiles_without_local_memory() {
         let size = job.op.element.size();
         match &o.result {
             Err(e) => failures.push(format!("{} (sm_{}): {e}", job.name, job.sm)),
-            Ok((fns, log)) => {
+            Ok((fns, log, policy)) => {
                 if log.contains("warning") {
                     warnings.push(format!("{} (sm_{}):\n{log}", job.name, job.sm));
                 }
                 for f in fns {
                     let local = f.stack_frame + f.spill_stores + f.spill_loads;
-                    if local != 0 && (size == 4 || size == 8) && job.policy.is_none() {
+                    // Within the spill allowance only under a register cap, where it was measured
+                    // to pay (TuningPolicy::MAX_SPILL_BYTES); uncapped kernels must not spill.
+                    let capped = policy.min_blocks_per_sm > 1;
+                    let allowed = if capped {
+                        f.spill_stores <= TuningPolicy::MAX_SPILL_BYTES
+                    } else {
+                        local == 0
+                    };
+                    if !allowed && (size == 4 || size == 8) && job.policy.is_none() {
                         failures.push(format!(
                             "{} (sm_{}) {}: {} bytes stack frame, {} bytes spill stores, {} bytes spill loads",
                             job.name, job.sm, f.name, f.stack_frame, f.spill_stores, f.spill_loads

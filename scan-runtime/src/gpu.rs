@@ -234,12 +234,25 @@ impl Gpu {
             return Ok(hit.clone());
         }
         // Compiled without the lock held, so scanners for different ops build in parallel.
-        let generated = generate(&key.op, key.algorithm, key.mode, key.policy)?;
-        let image = compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
+        // A policy's register cap (min_blocks_per_sm) is a request: where the operator needs
+        // more registers than it leaves, ptxas spills to local memory, which beyond a few bytes
+        // costs more than the occupancy the cap buys. Then build again with a looser cap.
+        let mut policy = key.policy;
+        let (generated, compiled) = loop {
+            let generated = generate(&key.op, key.algorithm, key.mode, policy)?;
+            let compiled =
+                compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
+            match policy.relaxed_register_cap() {
+                Some(relaxed) if compiled.spill_bytes > TuningPolicy::MAX_SPILL_BYTES => {
+                    policy = relaxed
+                }
+                _ => break (generated, compiled),
+            }
+        };
         let module = self
             .inner
             .ctx
-            .load_module(image.to_loadable())
+            .load_module(compiled.image.to_loadable())
             .map_err(driver("loading the compiled module"))?;
         let kernels: &[Kernel] = if key.algorithm.is_hierarchical() {
             &[Kernel::ReduceTiles, Kernel::ScanTiles, Kernel::ScanSpine]

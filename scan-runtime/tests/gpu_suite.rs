@@ -790,7 +790,7 @@ fn single_pass_beside_a_kernel_holding_most_multiprocessors() {
     .expect("compile the hog kernel");
     let module = gpu
         .context()
-        .load_module(image.to_loadable())
+        .load_module(image.image.to_loadable())
         .expect("load hog");
     let hog = module.load_function("hog").expect("hog function");
     let smem = 100 * 1024u32;

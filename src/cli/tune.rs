@@ -146,10 +146,17 @@ where
     let mut output = sample_buffer::<O::Elem>(stream, n)?;
     for &threads in &args.threads {
         for &items in &args.items {
+            // The default's register cap, where that many blocks of this shape fit in an SM's
+            // 2048 threads (the runtime loosens it if ptxas would spill).
+            let default_cap = TuningPolicy::for_target(gpu.sm(), algorithm, elem).min_blocks_per_sm;
             let policy = TuningPolicy {
                 block_threads: threads,
                 items_per_thread: items,
-                min_blocks_per_sm: 1,
+                min_blocks_per_sm: if threads * default_cap <= 2048 {
+                    default_cap
+                } else {
+                    1
+                },
             };
             let mut scanner = match gpu
                 .scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy))
