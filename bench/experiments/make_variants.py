@@ -84,8 +84,10 @@ def dynamic(s, threads, items):
     return s
 
 def lb(s, blocks):
-    return must(s, "#define SCAN_LAUNCH_BOUNDS __launch_bounds__(SCAN_BLOCK_THREADS)",
-                f"#define SCAN_LAUNCH_BOUNDS __launch_bounds__(SCAN_BLOCK_THREADS, {blocks})")
+    out = re.sub(r"#define SCAN_LAUNCH_BOUNDS __launch_bounds__\(SCAN_BLOCK_THREADS[^)]*\)",
+                 f"#define SCAN_LAUNCH_BOUNDS __launch_bounds__(SCAN_BLOCK_THREADS, {blocks})", s)
+    assert out != s or f"SCAN_BLOCK_THREADS, {blocks})" in s
+    return out
 
 def stream_finish(s):
     # The finish phase streams through shared memory: read an item, combine, write the running
@@ -409,6 +411,81 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
     excl = "true" if "scan_finish_tile<false, true>" in s[start:] else "false"
     return s[:start] + k.replace("EXCL", excl)
 
+ATOMIC = """    if (threadIdx.x == 0) {
+        const u32 tile = atomicAdd(ts.counters + (epoch & 1u), 1u);
+        if (tile == 0) {
+            ts.counters[(epoch + 1u) & 1u] = 0u;
+        }
+        storage.tile_id = tile;
+    }
+    __syncthreads();
+    const u32 tile = storage.tile_id;"""
+
+def noatomic(s):
+    # diagnostic only: tile = blockIdx.x (relies on in-order dispatch)
+    return must(s, ATOMIC, "    const u32 tile = blockIdx.x;")
+
+def nolookback(s):
+    # diagnostic only (wrong results): every tile takes the identity as its prefix
+    return must(s, "    if (tile > 0 && threadIdx.x < SCAN_WARP_THREADS) {", "    if (false) {")
+
+def nobarrier_lookback(s):
+    # every warp runs its own look-back: no block barrier to broadcast the prefix
+    old = s[s.index("    // Warp 0 looks back."):s.index("    if (full) {\n        scan_finish_tile<false")]
+    new = """    T tile_prefix = scan_identity();
+    if (tile > 0) {
+        const u32 lane = threadIdx.x % SCAN_WARP_THREADS;
+        tile_prefix = scan_look_back(ts, tile, epoch, lane);
+        if (threadIdx.x == 0) {
+            ts.publish(tile, SCAN_STATUS_INCLUSIVE, scan_combine(tile_prefix, aggregate), epoch);
+        }
+    }
+"""
+    return s.replace(old, new)
+
+def speculative(s):
+    # start loading blockIdx.x's tile while the atomic is in flight; reload if the id differs
+    new = """    if (threadIdx.x == 0) {
+        const u32 t = atomicAdd(ts.counters + (epoch & 1u), 1u);
+        if (t == 0) {
+            ts.counters[(epoch + 1u) & 1u] = 0u;
+        }
+        storage.tile_id = t;
+    }
+    T items[SCAN_ITEMS_PER_THREAD];
+    const u32 guess = blockIdx.x;
+    const bool guess_full = (u64)(guess + 1) * SCAN_TILE_ITEMS <= n;
+    T striped[SCAN_ITEMS_PER_THREAD];
+    if (guess_full) {
+        const u32 lane = threadIdx.x % SCAN_WARP_THREADS;
+        const u32 warp_base = threadIdx.x / SCAN_WARP_THREADS * SCAN_WARP_ITEMS;
+        const T* g = in + (u64)guess * SCAN_TILE_ITEMS;
+#pragma unroll
+        for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD; ++i) {
+            striped[i] = g[warp_base + i * SCAN_WARP_THREADS + lane];
+        }
+    }
+    __syncthreads();
+    const u32 tile = storage.tile_id;"""
+    s = must(s, ATOMIC, new)
+    s = must(s, """    T items[SCAN_ITEMS_PER_THREAD];
+    if (full) {
+        scan_load_tile<false>(in + base, valid, items, storage.tile);""", """    if (full && tile == guess) {
+        const u32 lane = threadIdx.x % SCAN_WARP_THREADS;
+        const u32 warp_base = threadIdx.x / SCAN_WARP_THREADS * SCAN_WARP_ITEMS;
+#pragma unroll
+        for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD; ++i) {
+            storage.tile[scan_smem_index(warp_base + i * SCAN_WARP_THREADS + lane)] = striped[i];
+        }
+        __syncwarp();
+#pragma unroll
+        for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD; ++i) {
+            items[i] = storage.tile[scan_smem_index(warp_base + lane * SCAN_ITEMS_PER_THREAD + i)];
+        }
+    } else if (full) {
+        scan_load_tile<false>(in + base, valid, items, storage.tile);""")
+    return s
+
 variants = {
     "base": base,
     "cs": cs(base),
@@ -428,6 +505,12 @@ variants = {
     "dyn128x128_stream": dynamic(stream_finish(cpasync_noregs(base)), 128, 128),
     "dyn128x32_stream": dynamic(stream_finish(cpasync_noregs(base)), 128, 32),
     "base_lb6": lb(base, 6),
+    "noatomic": noatomic(base),
+    "nolookback": nolookback(base),
+    "noatomic_nolookback": nolookback(noatomic(base)),
+    "warp_lookback": nobarrier_lookback(base),
+    "speculative": speculative(base),
+    "speculative_lb6": lb(speculative(base), 6),
     "persist": persist(base),
     "persist_lb3": lb(persist(base), 3),
     "persist_lb4": lb(persist(base), 4),

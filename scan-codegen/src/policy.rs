@@ -58,8 +58,8 @@ impl TuningPolicy {
         // gave max 154 to 167 registers against add's 80, so 3 blocks fit and max reached 0.72
         // of a copy; with the cap, max i32 reached 0.86 like add, with no spills (H100, 2^28,
         // bench/experiments). Shared memory allows 6 blocks of a 32 KiB tile as well. Where the
-        // cap makes ptxas spill more than MAX_SPILL_BYTES (float and small-integer min/max,
-        // 64-bit mul), the runtime rebuilds with `relaxed_register_cap` (scan-runtime's gpu.rs).
+        // cap makes ptxas spill (8-byte elements, float and small-integer min/max, 64-bit mul),
+        // the runtime rebuilds with `relaxed_register_cap` (scan-runtime's gpu.rs).
         let (block_threads, bytes_per_thread, max_items, smem_budget, min_blocks): (
             u32,
             usize,
@@ -127,22 +127,17 @@ impl TuningPolicy {
         .then_some(policy)
     }
 
-    /// Spill-store bytes per thread a register cap may cost before it is loosened
-    /// ([`TuningPolicy::relaxed_register_cap`]). Measured on an H100 at 2^28 with an 80-register
-    /// cap (6 blocks per SM): f64 add spilled 12 bytes and still gained (0.82 of a copy against
-    /// 0.76 at 4 blocks without spills); f32 max spilled 228 bytes and fell from 0.72 to 0.55.
-    pub const MAX_SPILL_BYTES: u32 = 32;
-
-    /// The same shape with a looser register cap (6 -> 4 -> 1 blocks per SM), for when ptxas
-    /// had to spill more than [`TuningPolicy::MAX_SPILL_BYTES`] to meet this one's. `None`: no cap left to loosen.
+    /// The same shape with a register cap one block per SM looser, for when ptxas had to spill
+    /// registers to local memory to meet this one's. `None`: no cap left to loosen.
+    ///
+    /// Any spill counts. On an H100 at 2^28 (6 blocks per SM asked for): f64 add spilled only
+    /// 12 bytes and still gained (0.82 of a copy against 0.76 uncapped), but f32 max spilling 32
+    /// bytes at 4 blocks fell to 0.55 against 0.72 uncapped; the spill's cost depends on where
+    /// it lands, so the runtime does not bet on it. Stepping down one block at a time finds the
+    /// tightest cap that does not spill: 5 blocks (96 registers) for 8-byte sums, 3 for f32 max.
     pub fn relaxed_register_cap(&self) -> Option<TuningPolicy> {
-        let min_blocks_per_sm = match self.min_blocks_per_sm {
-            0 | 1 => return None,
-            2..=4 => 1,
-            _ => 4,
-        };
-        Some(TuningPolicy {
-            min_blocks_per_sm,
+        (self.min_blocks_per_sm > 1).then(|| TuningPolicy {
+            min_blocks_per_sm: self.min_blocks_per_sm - 1,
             ..*self
         })
     }
@@ -201,6 +196,24 @@ fn prev_power_of_two(x: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_cap_loosens_one_block_at_a_time_down_to_none() {
+        let mut policy = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
+        assert_eq!(policy.min_blocks_per_sm, 6);
+        let mut caps = vec![policy.min_blocks_per_sm];
+        while let Some(relaxed) = policy.relaxed_register_cap() {
+            assert_eq!(
+                (relaxed.block_threads, relaxed.items_per_thread),
+                (policy.block_threads, policy.items_per_thread)
+            );
+            policy = relaxed;
+            caps.push(policy.min_blocks_per_sm);
+        }
+        assert_eq!(caps, [6, 5, 4, 3, 2, 1]);
+        let uncapped = TuningPolicy::for_target(90, Algorithm::KoggeStone, 4);
+        assert_eq!(uncapped.relaxed_register_cap(), None);
+    }
 
     #[test]
     fn defaults_are_valid_for_every_size() {

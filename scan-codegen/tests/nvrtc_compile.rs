@@ -1,7 +1,7 @@
 //! Compiles every generated kernel with the real NVRTC (no GPU needed), then assembles the PTX
-//! with `ptxas -v` and checks that 4- and 8-byte elements under their default policy spill at
-//! most `TuningPolicy::MAX_SPILL_BYTES` (after loosening the register cap as the runtime does),
-//! and that kernels without a register cap use no local memory at all.
+//! with `ptxas -v` and checks that 4- and 8-byte elements use no local memory under their
+//! default policy (no stack frame, no spills), once its register cap is loosened where ptxas
+//! spills, as the runtime does (`TuningPolicy::relaxed_register_cap`).
 //!
 //! Needs NVRTC and ptxas: `. scripts/cuda-tools.sh`. Without them the test prints why and passes,
 //! unless `SCANGEN_REQUIRE_NVRTC=1` (CI), which makes it fail.
@@ -282,9 +282,7 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
         let (fns, log) = compile_and_assemble(job, policy)?;
         let spills = fns.iter().map(|f| f.spill_stores).max().unwrap_or(0);
         match policy.relaxed_register_cap() {
-            Some(relaxed) if spills > TuningPolicy::MAX_SPILL_BYTES && job.policy.is_none() => {
-                policy = relaxed
-            }
+            Some(relaxed) if spills > 0 && job.policy.is_none() => policy = relaxed,
             _ => return Ok((fns, log, policy)),
         }
     }
@@ -369,15 +367,7 @@ fn every_generated_kernel_compiles_without_local_memory() {
                 }
                 for f in fns {
                     let local = f.stack_frame + f.spill_stores + f.spill_loads;
-                    // Within the spill allowance only under a register cap, where it was measured
-                    // to pay (TuningPolicy::MAX_SPILL_BYTES); uncapped kernels must not spill.
-                    let capped = policy.min_blocks_per_sm > 1;
-                    let allowed = if capped {
-                        f.spill_stores <= TuningPolicy::MAX_SPILL_BYTES
-                    } else {
-                        local == 0
-                    };
-                    if !allowed && (size == 4 || size == 8) && job.policy.is_none() {
+                    if local != 0 && (size == 4 || size == 8) && job.policy.is_none() {
                         failures.push(format!(
                             "{} (sm_{}) {}: {} bytes stack frame, {} bytes spill stores, {} bytes spill loads",
                             job.name, job.sm, f.name, f.stack_frame, f.spill_stores, f.spill_loads
@@ -398,8 +388,8 @@ fn every_generated_kernel_compiles_without_local_memory() {
                         && (job.op.name == "add" || job.op.name == "affine_compose")
                     {
                         registers.push(format!(
-                            "{} sm_{} {}: {} registers",
-                            job.name, job.sm, f.name, f.registers
+                            "{} sm_{} {}: {} registers (asked for {} blocks per SM)",
+                            job.name, job.sm, f.name, f.registers, policy.min_blocks_per_sm
                         ));
                     }
                 }

@@ -37,6 +37,26 @@ impl KernelImage {
             }
         }
     }
+
+    /// Serialized for the disk cache: one tag byte, then the image.
+    fn to_bytes(&self) -> Vec<u8> {
+        let (tag, body) = match self {
+            KernelImage::Cubin(b) => (b'C', b),
+            KernelImage::Ptx(b) => (b'P', b),
+        };
+        let mut out = Vec::with_capacity(body.len() + 1);
+        out.push(tag);
+        out.extend_from_slice(body);
+        out
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Option<KernelImage> {
+        match bytes.split_first()? {
+            (b'C', body) if !body.is_empty() => Some(KernelImage::Cubin(body.to_vec())),
+            (b'P', body) if !body.is_empty() => Some(KernelImage::Ptx(body.to_vec())),
+            _ => None,
+        }
+    }
 }
 
 /// Whether libnvrtc can be loaded. Checked once per process: cudarc panics on the first call
@@ -71,68 +91,7 @@ pub fn nvrtc_version() -> Result<(i32, i32), ScanError> {
 
 /// The NVRTC options used for compute capability `sm` (e.g. 90).
 pub fn compile_options(sm: u32) -> Vec<String> {
-    vec![
-        "--std=c++17".into(),
-        format!("--gpu-architecture=sm_{sm}"),
-        // ptxas's resource report in the log says whether a register cap (a policy's
-        // min_blocks_per_sm) made it spill; the runtime then rebuilds with a looser cap
-        // (crate::gpu). (`--warn-on-spills` would be terser, but NVRTC 13 drops its output.)
-        "--ptxas-options=-v".into(),
-    ]
-}
-
-/// A compiled kernel image and what ptxas said about it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CompiledKernel {
-    pub image: KernelImage,
-    /// The most bytes ptxas spilled to local memory in any kernel of the image (0 when the log
-    /// has no resource report).
-    pub spill_bytes: u32,
-}
-
-impl CompiledKernel {
-    /// Serialized for the disk cache: one tag byte (`C` CUBIN, `P` PTX), the spill bytes
-    /// (u32, little-endian), then the image.
-    fn to_bytes(&self) -> Vec<u8> {
-        let (tag, body) = match &self.image {
-            KernelImage::Cubin(b) => (b'C', b),
-            KernelImage::Ptx(b) => (b'P', b),
-        };
-        let mut out = Vec::with_capacity(body.len() + 5);
-        out.push(tag);
-        out.extend_from_slice(&self.spill_bytes.to_le_bytes());
-        out.extend_from_slice(body);
-        out
-    }
-
-    fn from_bytes(bytes: &[u8]) -> Option<CompiledKernel> {
-        let (&tag, rest) = bytes.split_first()?;
-        let (spill, body) = rest.split_at_checked(4)?;
-        if body.is_empty() {
-            return None;
-        }
-        let image = match tag {
-            b'C' => KernelImage::Cubin(body.to_vec()),
-            b'P' => KernelImage::Ptx(body.to_vec()),
-            _ => return None,
-        };
-        Some(CompiledKernel {
-            image,
-            spill_bytes: u32::from_le_bytes(spill.try_into().ok()?),
-        })
-    }
-}
-
-/// The most spill-store bytes any function has in ptxas's `-v` report within an NVRTC log
-/// (`... 228 bytes spill stores, 452 bytes spill loads`); 0 without a report.
-pub fn spill_bytes_in_log(log: &str) -> u32 {
-    log.lines()
-        .filter_map(|line| {
-            let at = line.find("bytes spill stores")?;
-            line[..at].split_whitespace().last()?.parse::<u32>().ok()
-        })
-        .max()
-        .unwrap_or(0)
+    vec!["--std=c++17".into(), format!("--gpu-architecture=sm_{sm}")]
 }
 
 /// The cache key of a compilation: everything that can change its output.
@@ -160,21 +119,21 @@ pub fn compile_cached(
     source: &str,
     sm: u32,
     disk: &DiskCache,
-) -> Result<Arc<CompiledKernel>, ScanError> {
-    static MEMORY: OnceLock<Mutex<HashMap<CacheKey, Arc<CompiledKernel>>>> = OnceLock::new();
+) -> Result<Arc<KernelImage>, ScanError> {
+    static MEMORY: OnceLock<Mutex<HashMap<CacheKey, Arc<KernelImage>>>> = OnceLock::new();
     let options = compile_options(sm);
     let key = cache_key(source, sm, &options, nvrtc_version()?);
     let memory = MEMORY.get_or_init(Default::default);
     if let Some(hit) = memory.lock().expect("compile cache poisoned").get(&key) {
         return Ok(hit.clone());
     }
-    let image = match disk.load(&key).as_deref().map(CompiledKernel::from_bytes) {
+    let image = match disk.load(&key).as_deref().map(KernelImage::from_bytes) {
         Some(Some(image)) => image,
         found => {
             if found.is_some() {
                 eprintln!("scangen: warning: cache entry holds no kernel image; recompiling");
             }
-            let image = compile_reporting(source, &options)?;
+            let image = compile(source, &options)?;
             disk.store(&key, &image.to_bytes());
             image
         }
@@ -189,12 +148,6 @@ pub fn compile_cached(
 
 /// Compiles `source` with NVRTC and `options` (no caching).
 pub fn compile(source: &str, options: &[String]) -> Result<KernelImage, ScanError> {
-    compile_reporting(source, options).map(|c| c.image)
-}
-
-/// [`compile`], also reporting how many bytes ptxas spilled (with `--ptxas-options=-v` among
-/// the options).
-pub fn compile_reporting(source: &str, options: &[String]) -> Result<CompiledKernel, ScanError> {
     nvrtc_available()?;
     let program = Program::new(source)?;
     // SAFETY: `program` holds a live nvrtcProgram.
@@ -205,9 +158,7 @@ pub fn compile_reporting(source: &str, options: &[String]) -> Result<CompiledKer
         let annotated = annotate(&log, source);
         return Err(ScanError::Compile { log, annotated });
     }
-    let spill_bytes = log.as_deref().map_or(0, spill_bytes_in_log);
-    let image = program.cubin().or_else(|_| program.ptx())?;
-    Ok(CompiledKernel { image, spill_bytes })
+    program.cubin().or_else(|_| program.ptx())
 }
 
 /// An nvrtcProgram, destroyed on drop. Owns the C strings the program points into.
@@ -410,35 +361,10 @@ mod tests {
             KernelImage::Cubin(vec![1, 2, 3]),
             KernelImage::Ptx(b".version\0".to_vec()),
         ] {
-            for spill_bytes in [0, 228] {
-                let compiled = CompiledKernel {
-                    image: image.clone(),
-                    spill_bytes,
-                };
-                let bytes = compiled.to_bytes();
-                assert_eq!(CompiledKernel::from_bytes(&bytes), Some(compiled));
-            }
+            assert_eq!(KernelImage::from_bytes(&image.to_bytes()), Some(image));
         }
-        assert_eq!(CompiledKernel::from_bytes(b""), None);
-        assert_eq!(CompiledKernel::from_bytes(b"C"), None);
-        assert_eq!(CompiledKernel::from_bytes(b"C\0\0\0\0"), None);
-        assert_eq!(CompiledKernel::from_bytes(b"Z123"), None);
-    }
-
-    #[test]
-    fn spill_reports_are_read_from_the_log() {
-        // As NVRTC 13 prints ptxas -v for two kernels.
-        let log = "ptxas info    : Compiling entry function 'a' for 'sm_90'\n\
-ptxas         .     232 bytes stack frame, 228 bytes spill stores, 452 bytes spill loads\n\
-ptxas info    : Used 80 registers, used 1 barriers, 232 bytes cumulative stack size\n\
-ptxas info    : Function properties for b\n    \
-0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
-        assert_eq!(spill_bytes_in_log(log), 228);
-        assert_eq!(spill_bytes_in_log(""), 0);
-        assert_eq!(
-            spill_bytes_in_log("scangen.cu(3): warning: unused variable"),
-            0
-        );
+        assert_eq!(KernelImage::from_bytes(b""), None);
+        assert_eq!(KernelImage::from_bytes(b"Z123"), None);
     }
 
     #[test]
@@ -486,8 +412,7 @@ ptxas info    : Function properties for b\n    \
         let first = compile_cached(&source, 80, &disk).unwrap();
         let key = cache_key(&source, 80, &compile_options(80), nvrtc_version().unwrap());
         let stored = disk.load(&key).expect("written to disk");
-        assert_eq!(CompiledKernel::from_bytes(&stored).as_ref(), Some(&*first));
-        assert_eq!(first.spill_bytes, 0);
+        assert_eq!(KernelImage::from_bytes(&stored).as_ref(), Some(&*first));
         // The memory cache answers the second call with the same Arc.
         let second = compile_cached(&source, 80, &disk).unwrap();
         assert!(Arc::ptr_eq(&first, &second));

@@ -60,6 +60,8 @@ pub(crate) struct LoadedScan {
     _module: Arc<CudaModule>,
     /// Indexed by `Kernel as usize`; only the algorithm's entries are present.
     functions: [Option<CudaFunction>; 4],
+    /// The most local memory (bytes per thread) any of the kernels uses.
+    pub(crate) local_bytes: u32,
 }
 
 impl LoadedScan {
@@ -235,41 +237,47 @@ impl Gpu {
         }
         // Compiled without the lock held, so scanners for different ops build in parallel.
         // A policy's register cap (min_blocks_per_sm) is a request: where the operator needs
-        // more registers than it leaves, ptxas spills to local memory, which beyond a few bytes
-        // costs more than the occupancy the cap buys. Then build again with a looser cap.
-        let mut policy = key.policy;
-        let (generated, compiled) = loop {
-            let generated = generate(&key.op, key.algorithm, key.mode, policy)?;
-            let compiled =
-                compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
-            match policy.relaxed_register_cap() {
-                Some(relaxed) if compiled.spill_bytes > TuningPolicy::MAX_SPILL_BYTES => {
-                    policy = relaxed
-                }
-                _ => break (generated, compiled),
-            }
-        };
-        let module = self
-            .inner
-            .ctx
-            .load_module(compiled.image.to_loadable())
-            .map_err(driver("loading the compiled module"))?;
+        // more registers than it leaves, ptxas spills to local memory, which can cost more than
+        // the occupancy the cap buys. Then build again with a looser cap. The loaded function's
+        // local memory size is the authority (NVRTC's log does not reliably carry ptxas's report).
         let kernels: &[Kernel] = if key.algorithm.is_hierarchical() {
             &[Kernel::ReduceTiles, Kernel::ScanTiles, Kernel::ScanSpine]
         } else {
             &[Kernel::SinglePass]
         };
-        let mut functions: [Option<CudaFunction>; 4] = Default::default();
-        for &kernel in kernels {
-            let function = module
-                .load_function(kernel.name())
-                .map_err(driver("finding a kernel in the module"))?;
-            functions[kernel as usize] = Some(function);
-        }
+        let mut policy = key.policy;
+        let (generated, module, functions, local_bytes) = loop {
+            let generated = generate(&key.op, key.algorithm, key.mode, policy)?;
+            let image =
+                compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
+            let module = self
+                .inner
+                .ctx
+                .load_module(image.to_loadable())
+                .map_err(driver("loading the compiled module"))?;
+            let mut functions: [Option<CudaFunction>; 4] = Default::default();
+            let mut local_bytes = 0;
+            for &kernel in kernels {
+                let function = module
+                    .load_function(kernel.name())
+                    .map_err(driver("finding a kernel in the module"))?;
+                local_bytes = local_bytes.max(
+                    function
+                        .local_size_bytes()
+                        .map_err(driver("reading a kernel's local memory size"))?,
+                );
+                functions[kernel as usize] = Some(function);
+            }
+            match policy.relaxed_register_cap() {
+                Some(relaxed) if local_bytes > 0 => policy = relaxed,
+                _ => break (generated, module, functions, local_bytes),
+            }
+        };
         let loaded = Arc::new(LoadedScan {
             generated,
             _module: module,
             functions,
+            local_bytes: local_bytes.max(0) as u32,
         });
         let mut modules = self.inner.modules.lock().expect("module cache poisoned");
         Ok(modules.entry(key).or_insert(loaded).clone())

@@ -92,8 +92,16 @@ where
         self.loaded.generated.mode
     }
 
+    /// The shape the kernels were built with: the requested policy, with its register cap
+    /// loosened where ptxas would have spilled under it.
     pub fn policy(&self) -> TuningPolicy {
         self.loaded.generated.policy
+    }
+
+    /// Local memory of the scan's kernels in bytes per thread (register spills, stack): 0
+    /// unless even the loosest register cap spills.
+    pub fn local_memory_bytes(&self) -> u32 {
+        self.loaded.local_bytes
     }
 
     /// Elements per tile (one block's share).

@@ -393,7 +393,7 @@ fn damage_and_recompile(
     warnings.lock().unwrap().clear();
     let image = compile_cached(&source, SM, disk)
         .unwrap_or_else(|e| panic!("{tag}: a damaged cache entry must not fail the compile: {e}"));
-    let fresh = cubin(&image.image);
+    let fresh = cubin(&image);
 
     let after = std::fs::read(&path).unwrap();
     let payload =
@@ -496,7 +496,7 @@ fn child_fill_cache() {
     for tag in tags.split(',') {
         let image = compile_cached(&source_for(tag), SM, &disk)
             .unwrap_or_else(|e| panic!("compiling {tag}: {e}"));
-        cubin(&image.image);
+        cubin(&image);
     }
     assert!(
         warnings.lock().unwrap().is_empty(),
@@ -549,7 +549,7 @@ fn four_processes_fill_one_cache_entry_at_once() {
     assert_eq!(names.len(), 1, "{names:?}");
     // And this process (whose memory cache never saw the source) loads it without complaint.
     let image = compile_cached(&source, SM, &disk).unwrap();
-    assert!(payload.ends_with(cubin(&image.image)));
+    assert!(payload.ends_with(cubin(&image)));
     assert!(
         warnings.lock().unwrap().is_empty(),
         "{:?}",
@@ -572,7 +572,7 @@ fn child_fill_same() {
     }
     let (disk, warnings) = collecting_cache(dir.into());
     let image = compile_cached(&source_for(&tag), SM, &disk).expect("compile");
-    cubin(&image.image);
+    cubin(&image);
     assert!(
         warnings.lock().unwrap().is_empty(),
         "{:?}",

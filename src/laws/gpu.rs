@@ -76,11 +76,11 @@ impl LawEvaluator for GpuLaws<'_> {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let compiled = compile_cached(&self.source()?, self.gpu.sm(), &DiskCache::from_env())?;
+        let image = compile_cached(&self.source()?, self.gpu.sm(), &DiskCache::from_env())?;
         let module = self
             .gpu
             .context()
-            .load_module(compiled.image.to_loadable())
+            .load_module(image.to_loadable())
             .map_err(driver("loading the law-check module"))?;
         let function = module
             .load_function(KERNEL)
