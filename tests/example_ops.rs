@@ -2,7 +2,9 @@
 //! `scangen emit --file` reads them: their generated CUDA is snapshotted for every algorithm and
 //! mode, and compiled with NVRTC (skipped without NVRTC unless SCANGEN_REQUIRE_NVRTC=1).
 
-use scangen::codegen::{generate, snapshot_name, Algorithm, ScanMode, TuningPolicy};
+use scangen::codegen::{
+    generate, snapshot_name, snapshot_source, Algorithm, ScanMode, TuningPolicy,
+};
 use scangen::runtime::compile::{compile, compile_options, nvrtc_available};
 
 const EXAMPLES: [(&str, &str); 6] = [
@@ -19,21 +21,6 @@ const EXAMPLES: [(&str, &str); 6] = [
     ("argmax", include_str!("../examples/argmax.rs")),
     ("polynomial", include_str!("../examples/polynomial.rs")),
 ];
-
-// The Rust-semantics helpers are the same in every kernel (and have their own tests): leave
-// them out of the snapshots so that a change there does not touch every file.
-const BEGIN: &str = "// ==== begin templates/rust_semantics.cu.tera ====\n";
-const END: &str = "// ==== end templates/rust_semantics.cu.tera ====\n";
-
-fn elide_rust_semantics(source: &str) -> String {
-    let start = source.find(BEGIN).expect("begin marker") + BEGIN.len();
-    let end = source.find(END).expect("end marker");
-    format!(
-        "{}// (elided in snapshots)\n{}",
-        &source[..start],
-        &source[end..]
-    )
-}
 
 /// Every (example, operator, algorithm, mode) with its generated source.
 fn generated() -> Vec<(String, String)> {
@@ -74,7 +61,7 @@ fn example_operators_generate_reviewed_cuda() {
         "six example operators x three algorithms x two modes"
     );
     for (name, source) in all {
-        insta::assert_snapshot!(name, elide_rust_semantics(&source));
+        insta::assert_snapshot!(name, snapshot_source(&source));
     }
 }
 

@@ -159,6 +159,35 @@ def cpasync_noregs(s):
 }"""
     return must(s, old, "    (void)items;\n}")
 
+# Pieces both persistent variants share, substituted for their placeholders.
+CLAIM_TILE_FN = """__device__ __forceinline__ u32 scan_claim_tile(const ScanTileState& ts, u32 epoch) {
+    const u32 tile = atomicAdd(ts.counters + (epoch & 1u), 1u);
+    if (tile == 0) {
+        ts.counters[(epoch + 1u) & 1u] = 0u;
+    }
+    return tile;
+}"""
+
+PUBLISH_AND_LOOK_BACK = """        if (threadIdx.x == 0) {
+            ts.publish(tile, tile == 0 ? SCAN_STATUS_INCLUSIVE : SCAN_STATUS_AGGREGATE, aggregate, epoch);
+        }
+        if (tile > 0 && threadIdx.x < SCAN_WARP_THREADS) {
+            const u32 lane = threadIdx.x;
+            const T prefix = scan_look_back(ts, tile, epoch, lane);
+            if (lane == 0) {
+                ts.publish(tile, SCAN_STATUS_INCLUSIVE, scan_combine(prefix, aggregate), epoch);
+                storage.exclusive_prefix = prefix;
+            }
+        }
+        T tile_prefix = scan_identity();
+        if (tile > 0) {
+            __syncthreads();
+            tile_prefix = storage.exclusive_prefix;
+        }"""
+
+def persistent_pieces(kernel):
+    return kernel.replace("CLAIM_TILE_FN", CLAIM_TILE_FN).replace("PUBLISH_AND_LOOK_BACK", PUBLISH_AND_LOOK_BACK)
+
 def persist(s):
     # Persistent blocks that claim their next tile and issue its loads (into registers) before
     # the current tile's look-back, so a block always has loads in flight.
@@ -193,13 +222,7 @@ __device__ __forceinline__ void scan_striped_to_blocked(const T (&striped)[SCAN_
     }
 }
 
-__device__ __forceinline__ u32 scan_claim_tile(const ScanTileState& ts, u32 epoch) {
-    const u32 tile = atomicAdd(ts.counters + (epoch & 1u), 1u);
-    if (tile == 0) {
-        ts.counters[(epoch + 1u) & 1u] = 0u;
-    }
-    return tile;
-}
+CLAIM_TILE_FN
 
 extern "C" __global__ void SCAN_LAUNCH_BOUNDS
 scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned int epoch) {
@@ -244,22 +267,7 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
                 scan_load_striped<true>(in + fbase, (u32)frem, next);
             }
         }
-        if (threadIdx.x == 0) {
-            ts.publish(tile, tile == 0 ? SCAN_STATUS_INCLUSIVE : SCAN_STATUS_AGGREGATE, aggregate, epoch);
-        }
-        if (tile > 0 && threadIdx.x < SCAN_WARP_THREADS) {
-            const u32 lane = threadIdx.x;
-            const T prefix = scan_look_back(ts, tile, epoch, lane);
-            if (lane == 0) {
-                ts.publish(tile, SCAN_STATUS_INCLUSIVE, scan_combine(prefix, aggregate), epoch);
-                storage.exclusive_prefix = prefix;
-            }
-        }
-        T tile_prefix = scan_identity();
-        if (tile > 0) {
-            __syncthreads();
-            tile_prefix = storage.exclusive_prefix;
-        }
+PUBLISH_AND_LOOK_BACK
         if (full) {
             scan_finish_tile<false, EXCL>(items, thread_exclusive, tile > 0, tile_prefix, out + base, valid, storage);
         } else {
@@ -272,7 +280,7 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
 """
     start = s.index("extern \"C\" __global__ void SCAN_LAUNCH_BOUNDS\nscangen_single_pass")
     excl = "true" if "scan_finish_tile<false, true>" in s[start:] else "false"
-    return s[:start] + helpers.replace("EXCL", excl)
+    return s[:start] + persistent_pieces(helpers).replace("EXCL", excl)
 
 def dynamic2(s, threads, items):
     tile = threads * items
@@ -323,13 +331,7 @@ __device__ __forceinline__ void scan_take_blocked(T (&items)[SCAN_ITEMS_PER_THRE
     }
 }
 
-__device__ __forceinline__ u32 scan_claim_tile(const ScanTileState& ts, u32 epoch) {
-    const u32 tile = atomicAdd(ts.counters + (epoch & 1u), 1u);
-    if (tile == 0) {
-        ts.counters[(epoch + 1u) & 1u] = 0u;
-    }
-    return tile;
-}
+CLAIM_TILE_FN
 
 extern "C" __global__ void SCAN_LAUNCH_BOUNDS
 scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned int epoch) {
@@ -370,22 +372,7 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
             const u64 frem = n - fbase;
             scan_prefetch(in + fbase, frem >= SCAN_TILE_ITEMS ? SCAN_TILE_ITEMS : (u32)frem, frem < SCAN_TILE_ITEMS, nxt);
         }
-        if (threadIdx.x == 0) {
-            ts.publish(tile, tile == 0 ? SCAN_STATUS_INCLUSIVE : SCAN_STATUS_AGGREGATE, aggregate, epoch);
-        }
-        if (tile > 0 && threadIdx.x < SCAN_WARP_THREADS) {
-            const u32 lane = threadIdx.x;
-            const T prefix = scan_look_back(ts, tile, epoch, lane);
-            if (lane == 0) {
-                ts.publish(tile, SCAN_STATUS_INCLUSIVE, scan_combine(prefix, aggregate), epoch);
-                storage.exclusive_prefix = prefix;
-            }
-        }
-        T tile_prefix = scan_identity();
-        if (tile > 0) {
-            __syncthreads();
-            tile_prefix = storage.exclusive_prefix;
-        }
+PUBLISH_AND_LOOK_BACK
         const bool first_thread = threadIdx.x == 0;
         T seed;
         if (first_thread) {
@@ -409,7 +396,7 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
 """
     start = s.index("extern \"C\" __global__ void SCAN_LAUNCH_BOUNDS\nscangen_single_pass")
     excl = "true" if "scan_finish_tile<false, true>" in s[start:] else "false"
-    return s[:start] + k.replace("EXCL", excl)
+    return s[:start] + persistent_pieces(k).replace("EXCL", excl)
 
 ATOMIC = """    if (threadIdx.x == 0) {
         const u32 tile = atomicAdd(ts.counters + (epoch & 1u), 1u);

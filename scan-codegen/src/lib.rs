@@ -8,7 +8,7 @@ mod policy;
 mod render;
 
 pub use policy::TuningPolicy;
-pub use render::{generate, snapshot_name, CodegenError, GeneratedScan};
+pub use render::{generate, snapshot_name, snapshot_source, CodegenError, GeneratedScan};
 pub use scan_core::OpSpec;
 
 use std::fmt;

@@ -104,6 +104,21 @@ const _: () = assert!(GeneratedScan::MAX_EPOCH < 1 << 30 && GeneratedScan::MAX_E
 
 /// `<op>__<type>__<algo>__<mode>`, e.g. `max__i32__single-pass__inclusive`: the name of a
 /// snapshot and of `scangen emit` output files.
+/// A generated source as its snapshot shows it: the Rust-semantics helpers, the same in every
+/// kernel and tested on their own, are cut out (between the markers the prelude writes), so a
+/// change there does not touch every snapshot.
+pub fn snapshot_source(source: &str) -> String {
+    const BEGIN: &str = "// ==== begin templates/rust_semantics.cu.tera ====\n";
+    const END: &str = "// ==== end templates/rust_semantics.cu.tera ====\n";
+    let start = source.find(BEGIN).expect("begin marker") + BEGIN.len();
+    let end = source.find(END).expect("end marker");
+    format!(
+        "{}// (elided in snapshots)\n{}",
+        &source[..start],
+        &source[end..]
+    )
+}
+
 pub fn snapshot_name(
     op_name: &str,
     type_name: &str,

@@ -9,23 +9,10 @@
 
 mod common;
 
-use scan_codegen::{generate, snapshot_name, Algorithm, ScanMode, TuningPolicy};
+use scan_codegen::{generate, snapshot_name, snapshot_source, Algorithm, ScanMode, TuningPolicy};
 use scan_core::{BuiltinOp, OpSpec, PrimType};
 
 const TYPES: [PrimType; 4] = [PrimType::I32, PrimType::U64, PrimType::F32, PrimType::F64];
-
-const BEGIN: &str = "// ==== begin templates/rust_semantics.cu.tera ====\n";
-const END: &str = "// ==== end templates/rust_semantics.cu.tera ====\n";
-
-fn elide_rust_semantics(source: &str) -> String {
-    let start = source.find(BEGIN).expect("begin marker") + BEGIN.len();
-    let end = source.find(END).expect("end marker");
-    format!(
-        "{}// (elided in snapshots)\n{}",
-        &source[..start],
-        &source[end..]
-    )
-}
 
 fn check(op: &OpSpec, type_name: &str) {
     for algorithm in Algorithm::ALL {
@@ -34,7 +21,7 @@ fn check(op: &OpSpec, type_name: &str) {
             let generated = generate(op, algorithm, mode, policy).expect("generates");
             insta::assert_snapshot!(
                 snapshot_name(&op.name, type_name, algorithm, mode),
-                elide_rust_semantics(&generated.source)
+                snapshot_source(&generated.source)
             );
         }
     }

@@ -39,6 +39,9 @@ pub(crate) enum BinOp {
     Or,
 }
 
+/// Why no loop form lowers (after "`for` loops ", "`while` loops ", "`loop` ").
+const LOOPS: &str = "cannot be lowered to CUDA: a scan operator combines two elements in constant time; write the steps out or restructure the element";
+
 impl BinOp {
     pub fn is_comparison(self) -> bool {
         matches!(
@@ -409,24 +412,9 @@ impl Builder<'_> {
                     "`match` cannot be lowered to CUDA: use `if`/`else`",
                 )
             }
-            syn::Expr::ForLoop(f) => {
-                return self.error(
-                    f.for_token.span,
-                    "`for` loops cannot be lowered to CUDA: a scan operator combines two elements in constant time; write the steps out or restructure the element",
-                )
-            }
-            syn::Expr::While(w) => {
-                return self.error(
-                    w.while_token.span,
-                    "`while` loops cannot be lowered to CUDA: a scan operator combines two elements in constant time; write the steps out or restructure the element",
-                )
-            }
-            syn::Expr::Loop(l) => {
-                return self.error(
-                    l.loop_token.span,
-                    "`loop` cannot be lowered to CUDA: a scan operator combines two elements in constant time; write the steps out or restructure the element",
-                )
-            }
+            syn::Expr::ForLoop(f) => return self.error(f.for_token.span, format!("`for` loops {LOOPS}")),
+            syn::Expr::While(w) => return self.error(w.while_token.span, format!("`while` loops {LOOPS}")),
+            syn::Expr::Loop(l) => return self.error(l.loop_token.span, format!("`loop` {LOOPS}")),
             syn::Expr::Break(_) | syn::Expr::Continue(_) => {
                 return self.error(span, "`break`/`continue` cannot be lowered to CUDA: there are no loops in an operator")
             }

@@ -184,19 +184,30 @@ fn wait_for<T>(cell: &OnceLock<T>) -> &T {
     }
 }
 
-/// The chunk split into [`LANES`] equal contiguous lanes plus a short tail (`len % LANES`).
-fn lane_len(len: usize) -> usize {
-    len / LANES
+/// A chunk split into [`LANES`] equal contiguous lanes plus a short tail (`len % LANES`).
+fn split_lanes<T>(chunk: &[T]) -> ([&[T]; LANES], &[T]) {
+    let q = chunk.len() / LANES;
+    let (l0, rest) = chunk.split_at(q);
+    let (l1, rest) = rest.split_at(q);
+    let (l2, rest) = rest.split_at(q);
+    let (l3, tail) = rest.split_at(q);
+    ([l0, l1, l2, l3], tail)
+}
+
+/// [`split_lanes`] of a mutable chunk.
+fn split_lanes_mut<T>(chunk: &mut [T]) -> ([&mut [T]; LANES], &mut [T]) {
+    let q = chunk.len() / LANES;
+    let (l0, rest) = chunk.split_at_mut(q);
+    let (l1, rest) = rest.split_at_mut(q);
+    let (l2, rest) = rest.split_at_mut(q);
+    let (l3, tail) = rest.split_at_mut(q);
+    ([l0, l1, l2, l3], tail)
 }
 
 /// Totals of the [`LANES`] lanes and the tail, in order: the lanes' folds run interleaved, as
 /// independent dependency chains.
 fn reduce_lanes<Op: ScanOp>(chunk: &[Op::Elem]) -> [Op::Elem; LANES + 1] {
-    let q = lane_len(chunk.len());
-    let (l0, rest) = chunk.split_at(q);
-    let (l1, rest) = rest.split_at(q);
-    let (l2, rest) = rest.split_at(q);
-    let (l3, tail) = rest.split_at(q);
+    let ([l0, l1, l2, l3], tail) = split_lanes(chunk);
     let id = Op::identity();
     let mut acc = [id; LANES + 1];
     for (((&a, &b), &c), &d) in l0.iter().zip(l1).zip(l2).zip(l3) {
@@ -249,15 +260,8 @@ fn scan_lanes_separate<Op: ScanOp, const INCLUSIVE: bool>(
     output: &mut [Op::Elem],
     seeds: [Op::Elem; LANES + 1],
 ) {
-    let q = lane_len(input.len());
-    let (i0, rest) = input.split_at(q);
-    let (i1, rest) = rest.split_at(q);
-    let (i2, rest) = rest.split_at(q);
-    let (i3, i_tail) = rest.split_at(q);
-    let (o0, rest) = output.split_at_mut(q);
-    let (o1, rest) = rest.split_at_mut(q);
-    let (o2, rest) = rest.split_at_mut(q);
-    let (o3, o_tail) = rest.split_at_mut(q);
+    let ([i0, i1, i2, i3], i_tail) = split_lanes(input);
+    let ([o0, o1, o2, o3], o_tail) = split_lanes_mut(output);
     let [mut a0, mut a1, mut a2, mut a3, tail_seed] = seeds;
     let lanes = (i0.iter().zip(i1).zip(i2).zip(i3)).zip(
         o0.iter_mut()
@@ -281,11 +285,7 @@ fn scan_lanes_in_place<Op: ScanOp, const INCLUSIVE: bool>(
     data: &mut [Op::Elem],
     seeds: [Op::Elem; LANES + 1],
 ) {
-    let q = lane_len(data.len());
-    let (d0, rest) = data.split_at_mut(q);
-    let (d1, rest) = rest.split_at_mut(q);
-    let (d2, rest) = rest.split_at_mut(q);
-    let (d3, tail) = rest.split_at_mut(q);
+    let ([d0, d1, d2, d3], tail) = split_lanes_mut(data);
     let [mut a0, mut a1, mut a2, mut a3, tail_seed] = seeds;
     let lanes = d0
         .iter_mut()
@@ -428,12 +428,7 @@ impl<Op: ScanOp> CpuScanner<Op> {
         input: &[Op::Elem],
         output: &mut [Op::Elem],
     ) -> Result<(), ScanError> {
-        if input.len() != output.len() {
-            return Err(ScanError::LengthMismatch {
-                input: input.len() as u64,
-                output: output.len() as u64,
-            });
-        }
+        ScanError::check_lengths(input.len(), output.len())?;
         scan_parallel::<Op>(input, output, self.mode);
         Ok(())
     }

@@ -90,6 +90,18 @@ impl ScanError {
             ScanError::NoDriver { .. } | ScanError::NoDevice { .. } | ScanError::NoNvrtc { .. }
         )
     }
+
+    /// [`ScanError::LengthMismatch`] unless the input and output lengths agree; every backend
+    /// checks this before touching either buffer.
+    pub(crate) fn check_lengths(input: usize, output: usize) -> Result<(), ScanError> {
+        if input != output {
+            return Err(ScanError::LengthMismatch {
+                input: input as u64,
+                output: output as u64,
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Maps a failed driver call to [`ScanError::Driver`] for `step`.

@@ -132,7 +132,7 @@ where
         input: &[Op::Elem],
         output: &mut [Op::Elem],
     ) -> Result<(), ScanError> {
-        check_lengths(input.len(), output.len())?;
+        ScanError::check_lengths(input.len(), output.len())?;
         if input.is_empty() {
             return Ok(());
         }
@@ -165,7 +165,7 @@ where
         I: DevicePtr<Op::Elem>,
         O: DevicePtrMut<Op::Elem>,
     {
-        check_lengths(input.len(), output.len())?;
+        ScanError::check_lengths(input.len(), output.len())?;
         self.check_device(stream)?;
         self.check_device(input.stream())?;
         self.check_device(output.stream())?;
@@ -434,16 +434,6 @@ impl<T> Drop for Workspace<T> {
     }
 }
 
-fn check_lengths(input: usize, output: usize) -> Result<(), ScanError> {
-    if input != output {
-        return Err(ScanError::LengthMismatch {
-            input: input as u64,
-            output: output as u64,
-        });
-    }
-    Ok(())
-}
-
 fn download<T: DeviceRepr>(
     stream: &Arc<CudaStream>,
     device: &CudaSlice<T>,
@@ -486,9 +476,9 @@ mod tests {
 
     #[test]
     fn lengths_are_checked() {
-        assert!(check_lengths(3, 3).is_ok());
+        assert!(ScanError::check_lengths(3, 3).is_ok());
         assert!(matches!(
-            check_lengths(3, 2),
+            ScanError::check_lengths(3, 2),
             Err(ScanError::LengthMismatch {
                 input: 3,
                 output: 2

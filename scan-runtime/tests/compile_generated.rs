@@ -5,20 +5,10 @@
 use scan_codegen::{generate, Algorithm, ScanMode, TuningPolicy};
 use scan_core::builtin::{Add, Max, Xor};
 use scan_core::{ElementType, OpSpec, PrimType, ScanOp, StructDecl, StructField};
-use scan_runtime::compile::{compile, compile_options, nvrtc_available, KernelImage};
+use scan_runtime::compile::{compile, compile_options, KernelImage};
 
-fn nvrtc_or_skip(test: &str) -> bool {
-    if nvrtc_available().is_ok() {
-        return true;
-    }
-    if std::env::var("SCANGEN_REQUIRE_NVRTC").as_deref() == Ok("1") {
-        panic!("{test}: SCANGEN_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded (run `. scripts/cuda-tools.sh`)");
-    }
-    eprintln!(
-        "skipping {test}: libnvrtc not found (run `. scripts/cuda-tools.sh` to test compilation)"
-    );
-    false
-}
+mod common;
+use common::nvrtc_or_skip;
 
 fn affine_op() -> OpSpec {
     let field = |name: &str| StructField {

@@ -21,7 +21,7 @@ use scan_runtime::{
 use std::sync::Arc;
 
 mod common;
-use common::{first_mismatch, opts, Rng, TestValue};
+use common::{first_mismatch, opts, Build, Rng, TestValue};
 
 // ---------------------------------------------------------------------------------------------
 // Harness
@@ -131,7 +131,6 @@ where
 // ---------------------------------------------------------------------------------------------
 // Built-in ops
 
-type Build = fn(&Gpu, ScanOptions) -> Result<(), ScanError>;
 type Run = fn(&Gpu, &mut Report, &str, BuiltinOp);
 
 struct Case {
@@ -219,49 +218,6 @@ fn builtin_cases() -> Vec<Case> {
     }
 }
 
-/// Compiles every case's kernels on all cores first (NVRTC is thread-safe; the scanners built
-/// afterwards hit the memory cache), so the suite is not bound by one compile at a time.
-fn prebuild(gpu: &Gpu, builds: &[(&str, Build)], report: &mut Report) {
-    let jobs: Vec<(String, Build, ScanOptions)> = builds
-        .iter()
-        .flat_map(|&(label, build)| {
-            Algorithm::ALL.into_iter().flat_map(move |a| {
-                ScanMode::ALL
-                    .into_iter()
-                    .map(move |m| (format!("{label} {a} {m}"), build, opts(a, m)))
-            })
-        })
-        .collect();
-    let started = std::time::Instant::now();
-    let failures = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((label, build, opts)) = jobs.get(i) else {
-                    break;
-                };
-                if let Err(e) = build(gpu, *opts) {
-                    failures
-                        .lock()
-                        .unwrap()
-                        .push(format!("{label}: building the scanner failed: {e}"));
-                }
-            });
-        }
-    });
-    println!(
-        "built {} scanners in {:.1} s on {threads} threads",
-        jobs.len(),
-        started.elapsed().as_secs_f64()
-    );
-    for f in failures.into_inner().unwrap() {
-        report.fail(f);
-    }
-}
-
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn builtin_ops_every_type_algorithm_mode() {
@@ -269,11 +225,10 @@ fn builtin_ops_every_type_algorithm_mode() {
     let cases = builtin_cases();
     assert_eq!(cases.len(), 7 * 8 + 4 * 2);
     let mut report = Report::default();
-    prebuild(
-        &gpu,
-        &cases.iter().map(|c| (c.label, c.build)).collect::<Vec<_>>(),
-        &mut report,
-    );
+    let builds: Vec<(&str, Build)> = cases.iter().map(|c| (c.label, c.build)).collect();
+    for failure in common::build_in_parallel(&gpu, &builds, "") {
+        report.fail(failure);
+    }
     for case in &cases {
         (case.run)(&gpu, &mut report, case.label, case.op);
     }

@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{first_mismatch, gpu, opts, Rng, TestValue};
+use common::{first_mismatch, gpu, opts, Build, Rng, TestValue};
 use scan_core::BuiltinOp;
 use scan_runtime::builtin::{Add, And, Max, Min, Mul, Or, Xor};
 use scan_runtime::cpu;
@@ -158,12 +158,11 @@ where
 
 type MakeRunner =
     fn(&Gpu, &Arc<CudaStream>, BuiltinOp, ScanOptions) -> Result<(Runner, u64), ScanError>;
-type Prebuild = fn(&Gpu, ScanOptions) -> Result<(), ScanError>;
 
 struct Case {
     label: &'static str,
     op: BuiltinOp,
-    prebuild: Prebuild,
+    prebuild: Build,
     runner: MakeRunner,
 }
 
@@ -255,47 +254,6 @@ fn env_u64(name: &str, default: u64) -> u64 {
     }
 }
 
-/// Compiles every (case, algorithm, mode) on all cores (NVRTC is thread-safe; the scanners the
-/// loop builds afterwards hit the module cache). Returns the failures.
-fn prebuild_all(gpu: &Gpu, cases: &[Case]) -> Vec<String> {
-    let jobs: Vec<(String, Prebuild, ScanOptions)> = cases
-        .iter()
-        .flat_map(|c| {
-            Algorithm::ALL.into_iter().flat_map(move |a| {
-                ScanMode::ALL
-                    .into_iter()
-                    .map(move |m| (format!("{} {a} {m}", c.label), c.prebuild, opts(a, m)))
-            })
-        })
-        .collect();
-    let started = Instant::now();
-    let failures = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((label, prebuild, o)) = jobs.get(i) else {
-                    break;
-                };
-                if let Err(e) = prebuild(gpu, *o) {
-                    failures
-                        .lock()
-                        .unwrap()
-                        .push(format!("{label}: building the scanner failed: {e}"));
-                }
-            });
-        }
-    });
-    println!(
-        "soak: built {} scanners in {:.1} s on {threads} threads",
-        jobs.len(),
-        started.elapsed().as_secs_f64()
-    );
-    failures.into_inner().unwrap()
-}
-
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn randomized_soak() {
@@ -316,7 +274,8 @@ fn randomized_soak() {
     let cases = builtin_cases();
     assert_eq!(cases.len(), 7 * 8 + 4 * 2);
 
-    let mut failures = prebuild_all(&gpu, &cases);
+    let builds: Vec<(&str, Build)> = cases.iter().map(|c| (c.label, c.prebuild)).collect();
+    let mut failures = common::build_in_parallel(&gpu, &builds, "soak: ");
     for f in &failures {
         println!("FAIL {f}");
     }

@@ -144,11 +144,11 @@ where
     let elem = std::mem::size_of::<O::Elem>();
     let input = sample_buffer::<O::Elem>(stream, n)?;
     let mut output = sample_buffer::<O::Elem>(stream, n)?;
+    // The default's register cap, for every shape whose that many blocks fit in an SM's 2048
+    // threads (the runtime loosens it if ptxas would spill).
+    let default_cap = TuningPolicy::for_target(gpu.sm(), algorithm, elem).min_blocks_per_sm;
     for &threads in &args.threads {
         for &items in &args.items {
-            // The default's register cap, where that many blocks of this shape fit in an SM's
-            // 2048 threads (the runtime loosens it if ptxas would spill).
-            let default_cap = TuningPolicy::for_target(gpu.sm(), algorithm, elem).min_blocks_per_sm;
             let policy = TuningPolicy {
                 block_threads: threads,
                 items_per_thread: items,

@@ -1,12 +1,12 @@
-//! Harness pieces shared by tests/error_paths.rs and tests/soak.rs (a copy of the small parts
-//! of gpu_suite.rs they need: the GPU or a clear failure, a seeded RNG, exact test values).
+//! Harness pieces shared by the runtime's integration tests: the GPU or a clear failure, NVRTC
+//! or a loud skip, a seeded RNG, exact test values, building many scanners in parallel.
 
 // Each test crate uses a different subset.
 #![allow(dead_code)]
 
 use scan_core::{BuiltinOp, ScanElement};
 use scan_runtime::cudarc::driver::DeviceRepr;
-use scan_runtime::{Algorithm, Gpu, ScanMode, ScanOptions};
+use scan_runtime::{Algorithm, Gpu, ScanError, ScanMode, ScanOptions};
 use std::fmt::Debug;
 
 /// The GPU, or a failure that says what is missing.
@@ -164,4 +164,51 @@ pub fn first_mismatch<T: TestValue>(expected: &[T], got: &[T]) -> Result<(), Str
             ))
         }
     }
+}
+
+/// Builds a scanner for some operator with the given options (and may run it), so that its
+/// kernels are compiled and loaded.
+pub type Build = fn(&Gpu, ScanOptions) -> Result<(), ScanError>;
+
+/// Runs every `(label, build)` for every algorithm and mode on all cores first (NVRTC is
+/// thread-safe; the scanners a test builds afterwards hit the module cache), so a suite is not
+/// bound by one compile at a time. Prints `{log_prefix}built N scanners ...`; returns the
+/// failures, one line each.
+pub fn build_in_parallel(gpu: &Gpu, builds: &[(&str, Build)], log_prefix: &str) -> Vec<String> {
+    let jobs: Vec<(String, Build, ScanOptions)> = builds
+        .iter()
+        .flat_map(|&(label, build)| {
+            Algorithm::ALL.into_iter().flat_map(move |a| {
+                ScanMode::ALL
+                    .into_iter()
+                    .map(move |m| (format!("{label} {a} {m}"), build, opts(a, m)))
+            })
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let failures = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((label, build, opts)) = jobs.get(i) else {
+                    break;
+                };
+                if let Err(e) = build(gpu, *opts) {
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("{label}: building the scanner failed: {e}"));
+                }
+            });
+        }
+    });
+    println!(
+        "{log_prefix}built {} scanners in {:.1} s on {threads} threads",
+        jobs.len(),
+        started.elapsed().as_secs_f64()
+    );
+    failures.into_inner().unwrap()
 }
