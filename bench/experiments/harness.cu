@@ -35,16 +35,19 @@ int main(int argc, char** argv) {
     for (auto& v : h) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; v = (int)(s % 2001) - 1000; if (!v) v = 7; }
     int *in, *out; void* ts;
     unsigned long long tiles = (n + tile - 1) / tile;
-    size_t ts_bytes = 64 + 32 * tiles;
+    // statuses (128 + 8 per tile), then room for the timeline variant's 64-byte records
+    size_t ts_bytes = 128 + 8 * tiles + 64 * tiles;
     CR(cudaMalloc(&in, n * 4)); CR(cudaMalloc(&out, n * 4)); CR(cudaMalloc(&ts, ts_bytes));
     CR(cudaMemset(ts, 0, ts_bytes));
     CR(cudaMemcpy(in, h.data(), n * 4, cudaMemcpyHostToDevice));
     unsigned epoch = 0;
+    // the deferred variants take a sixth argument: how many tiles later a tile is finished
+    unsigned lag = getenv("LAG") ? (unsigned)atoi(getenv("LAG")) : 0;
     if (persistent < 0) persistent = blocks_per_sm;
     unsigned grid = persistent ? (unsigned)std::min<unsigned long long>(tiles, (unsigned long long)sms * persistent) : (unsigned)tiles;
     auto launch = [&]() {
         ++epoch;
-        void* args[] = {&in, &out, &n, &ts, &epoch};
+        void* args[] = {&in, &out, &n, &ts, &epoch, &lag};
         CK(cuLaunchKernel(f, grid, 1, 1, threads, 1, 1, dyn, 0, args, nullptr));
     };
     cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
@@ -70,6 +73,12 @@ int main(int argc, char** argv) {
         acc = is_max ? std::max(acc, h[i]) : (int)((unsigned)acc + (unsigned)h[i]);
         if (got[i] != acc) { if (!bad) first_bad = i; ++bad; }
     }
+    if (const char* tl = getenv("TIMELINE")) {  // the last launch's records (timeline variant)
+        std::vector<unsigned long long> rec(8 * tiles);
+        CR(cudaMemcpy(rec.data(), (char*)ts + 128 + 8 * tiles, rec.size() * 8, cudaMemcpyDeviceToHost));
+        FILE* fp = fopen(tl, "wb"); fwrite(rec.data(), 8, rec.size(), fp); fclose(fp);
+    }
+    if (getenv("LAG")) printf("lag=%-5u ", lag);
     printf("%-28s %s log2n=%d regs=%d blocks/sm=%d grid=%u scan_ms=%.4f copy_ms=%.4f frac=%.3f %s",
            cubin, argv[2], log2n, regs, blocks_per_sm, grid, km, cm, cm / km, bad ? "WRONG" : "ok");
     if (bad) printf(" (%lld bad, first at %llu)", bad, first_bad);

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: build the harness and every variant in .gpu/exp, run them (results to $OUT).
+# The `timeline` variant also leaves its per-tile records in $OUT/timeline_<log2n>.bin
+# (read them with timeline.py).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-/tmp}"
@@ -10,6 +12,12 @@ run() { # cubin op log2n threads tile dyn [persistent]
 }
 for log2n in ${LOG2NS:-28}; do
   for v in ${VARIANTS:-base}; do
-    run .gpu/exp/add_$v.cubin add $log2n 128 8192 0
+    if [[ "$v" == deferred* ]]; then
+      for lag in ${LAGS:-256}; do LAG=$lag run .gpu/exp/add_$v.cubin add $log2n 128 8192 0; done
+    elif [ "$v" = timeline ]; then
+      TIMELINE="$out/timeline_$log2n.bin" run .gpu/exp/add_$v.cubin add $log2n 128 8192 0
+    else
+      run .gpu/exp/add_$v.cubin add $log2n 128 8192 0
+    fi
   done
 done

@@ -197,17 +197,9 @@ mod tests {
         assert_eq!(smem_pad_every(12, 4), 0);
         assert_eq!(smem_pad_every(64, 2), 2);
         assert_eq!(smem_pad_every(128, 2), 0);
-        let p = TuningPolicy {
-            block_threads: 256,
-            items_per_thread: 16,
-            min_blocks_per_sm: 1,
-        };
+        let p = TuningPolicy::new(256, 16);
         assert_eq!(smem_tile_elems(&p, 4), 4096 + 127);
-        let p = TuningPolicy {
-            block_threads: 256,
-            items_per_thread: 1,
-            min_blocks_per_sm: 1,
-        };
+        let p = TuningPolicy::new(256, 1);
         assert_eq!(smem_tile_elems(&p, 128), 256);
     }
 

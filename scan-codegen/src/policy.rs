@@ -16,6 +16,13 @@ pub struct TuningPolicy {
     /// `__launch_bounds__`): caps registers per thread, so occupancy does not fall with an
     /// operator whose combine keeps many values live. 1 = no cap.
     pub min_blocks_per_sm: u32,
+    /// Bytes each lane moves per global load or store of a full tile (1, 2, 4, 8 or 16): the
+    /// tile's warp-striped accesses use vectors of `vector_bytes / element size` elements
+    /// where that divides evenly ([`TuningPolicy::vector_items`]); 1 element otherwise.
+    pub vector_bytes: u32,
+    /// Predecessor statuses a single-pass look-back reads at once (1 to 32, one per lane of
+    /// the looking-back warp); the window slides back by this many tiles.
+    pub look_back_window: u32,
 }
 
 impl TuningPolicy {
@@ -31,9 +38,43 @@ impl TuningPolicy {
     /// a stack frame on sm_80.
     pub const LOOK_BACK_SLEEP_NS: u32 = 64;
 
+    /// A shape with no register cap, 16-byte vectors and a full-warp look-back window.
+    pub fn new(block_threads: u32, items_per_thread: u32) -> TuningPolicy {
+        TuningPolicy {
+            block_threads,
+            items_per_thread,
+            min_blocks_per_sm: 1,
+            vector_bytes: Self::MAX_VECTOR_BYTES,
+            look_back_window: 32,
+        }
+    }
+
+    /// Largest vector a lane moves per access: 16 bytes (`ld.global.v4.u32`).
+    pub const MAX_VECTOR_BYTES: u32 = 16;
+
     /// Elements per tile (one block's share).
     pub fn tile_items(&self) -> u32 {
         self.block_threads * self.items_per_thread
+    }
+
+    /// Elements per vector access for an element of `elem_size` bytes: the most (a power of
+    /// two) that fit in `vector_bytes`, divide `items_per_thread` and make a 4-, 8- or 16-byte
+    /// word. 1 where none does (scalar accesses; e.g. 12-byte structs). Elements of 8 bytes or
+    /// more always move one per access: they already fill 256 bytes per warp instruction, and
+    /// splitting a vector into 8-byte elements gave sm_80 kernels a stack frame.
+    pub fn vector_items(&self, elem_size: usize) -> u32 {
+        let size = elem_size.max(1) as u32;
+        if !size.is_power_of_two() || size > 4 {
+            return 1;
+        }
+        let mut items = self.vector_bytes / size;
+        while items > 1 {
+            if self.items_per_thread.is_multiple_of(items) && matches!(items * size, 4 | 8 | 16) {
+                return items;
+            }
+            items /= 2;
+        }
+        1
     }
 
     /// The default policy for compute capability `sm` (e.g. 90) and an element of `elem_size` bytes.
@@ -80,10 +121,27 @@ impl TuningPolicy {
         // Big elements: fewer threads, so a tile's shared-memory transpose stays within budget
         // (several blocks per SM).
         let max_threads = ((smem_budget / (size * items as usize)) as u32 / 32 * 32).max(32);
+        // Vector width. Hierarchical tiles (16 items) take 16-byte vectors. The sm_90
+        // single-pass tile holds 256 bytes per thread under an 80-register cap, and a 16-byte
+        // vector needs four aligned consecutive registers: ptxas then spilled (i32 sum: 32
+        // bytes at 16-byte vectors, 48 at 8, none at 4), which would cost the kernel a block
+        // per SM. So 4-byte and wider elements keep one element per access there, and 1- and
+        // 2-byte elements move 8-byte words (8 or 4 elements per instruction, no spill for
+        // sums), where scalar accesses moved only 32 or 64 bytes per warp instruction.
+        let vector_bytes = match (sm, algorithm) {
+            (90.., Algorithm::SinglePass) if size < 4 => 8,
+            (90.., Algorithm::SinglePass) => 4,
+            _ => Self::MAX_VECTOR_BYTES,
+        };
         let mut policy = TuningPolicy {
             block_threads: block_threads.min(max_threads),
             items_per_thread: items,
             min_blocks_per_sm: min_blocks,
+            vector_bytes,
+            // Every lane of the looking-back warp reads a status: one L2 round trip examines
+            // 32 predecessors. (A narrower window only reads fewer; the wait is for the
+            // slowest predecessor either way, BENCHMARKS.md.)
+            look_back_window: 32,
         };
         // The transpose padding (one element per 128 bytes) can still push a big element past
         // the static limit: halve threads, then items, until the shape is valid.
@@ -120,6 +178,8 @@ impl TuningPolicy {
             block_threads: 128,
             items_per_thread: items,
             min_blocks_per_sm: 1,
+            vector_bytes: Self::MAX_VECTOR_BYTES,
+            look_back_window: 32,
         };
         let large = TuningPolicy::for_target(sm, algorithm, elem_size);
         (policy.tile_items() < large.tile_items()
@@ -168,6 +228,18 @@ impl TuningPolicy {
                 "items_per_thread = {} must be between 1 and {} (items are held in registers)",
                 self.items_per_thread,
                 Self::MAX_ITEMS_PER_THREAD
+            ));
+        }
+        if !self.vector_bytes.is_power_of_two() || self.vector_bytes > Self::MAX_VECTOR_BYTES {
+            return bad(format!(
+                "vector_bytes = {} must be 1, 2, 4, 8 or 16 (the widest global access is 16 bytes)",
+                self.vector_bytes
+            ));
+        }
+        if self.look_back_window == 0 || self.look_back_window > 32 {
+            return bad(format!(
+                "look_back_window = {} must be between 1 and 32 (one status per lane of a warp)",
+                self.look_back_window
             ));
         }
         if elem_size == 0 {
@@ -266,6 +338,24 @@ mod tests {
         assert_eq!((p.block_threads, p.items_per_thread), (128, 1));
     }
 
+    #[test]
+    fn vector_items_fit_the_element_and_the_thread_items() {
+        let p = |vector_bytes, items| TuningPolicy {
+            vector_bytes,
+            ..TuningPolicy::new(128, items)
+        };
+        assert_eq!(p(16, 64).vector_items(4), 4);
+        assert_eq!(p(16, 32).vector_items(8), 1); // 8-byte elements: one per access
+        assert_eq!(p(16, 16).vector_items(1), 16);
+        assert_eq!(p(16, 8).vector_items(1), 8); // 8 bytes: still a word
+        assert_eq!(p(16, 2).vector_items(1), 1); // 2 bytes: no 4-byte word
+        assert_eq!(p(8, 64).vector_items(4), 2);
+        assert_eq!(p(4, 64).vector_items(4), 1);
+        assert_eq!(p(16, 64).vector_items(12), 1); // not a power of two
+        assert_eq!(p(16, 64).vector_items(16), 1); // one element already fills it
+        assert_eq!(p(16, 6).vector_items(4), 2); // 4 does not divide 6, 2 does
+    }
+
     fn err(p: TuningPolicy, size: usize) -> String {
         p.validate(Algorithm::SinglePass, size, size.min(8))
             .unwrap_err()
@@ -274,11 +364,7 @@ mod tests {
 
     #[test]
     fn invalid_policies_are_rejected_with_a_reason() {
-        let p = |b, i| TuningPolicy {
-            block_threads: b,
-            items_per_thread: i,
-            min_blocks_per_sm: 1,
-        };
+        let p = TuningPolicy::new;
         assert!(
             err(p(100, 4), 4).contains("multiple of 32"),
             "{}",
@@ -294,6 +380,16 @@ mod tests {
             err(p(1024, 16), 8)
         );
         assert!(err(p(256, 4), 0).contains("size 0"));
+        let with = |vector_bytes, look_back_window| TuningPolicy {
+            vector_bytes,
+            look_back_window,
+            ..p(128, 8)
+        };
+        assert!(err(with(12, 32), 4).contains("vector_bytes = 12"));
+        assert!(err(with(32, 32), 4).contains("vector_bytes = 32"));
+        assert!(err(with(16, 0), 4).contains("look_back_window = 0"));
+        assert!(err(with(16, 33), 4).contains("between 1 and 32"));
+        assert!(with(1, 1).validate(Algorithm::SinglePass, 4, 4).is_ok());
         assert!(p(1024, 1).validate(Algorithm::Blelloch, 4, 4).is_ok());
         assert!(p(32, 1).validate(Algorithm::KoggeStone, 1, 1).is_ok());
     }

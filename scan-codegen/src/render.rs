@@ -346,6 +346,18 @@ pub fn generate(
     );
     ctx.insert("max_epoch", &GeneratedScan::MAX_EPOCH);
     ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);
+    ctx.insert("look_back_window", &policy.look_back_window);
+    let vector_items = policy.vector_items(elem_size);
+    ctx.insert("vector_items", &vector_items);
+    let vector_bytes = vector_items as usize * elem_size;
+    ctx.insert("vector_bytes", &vector_bytes);
+    // The word a vector access moves (vector_items guarantees 4, 8 or 16 bytes when above 1).
+    let vector_word = match vector_bytes {
+        16 => "uint4",
+        8 => "uint2",
+        _ => "u32",
+    };
+    ctx.insert("vector_word", vector_word);
 
     let raw = engine()?
         .render("scan.cu.tera", &ctx)
@@ -437,11 +449,7 @@ mod tests {
     #[test]
     fn abi_numbers() {
         let spec = BuiltinOp::Add.spec(PrimType::F64).unwrap();
-        let p = TuningPolicy {
-            block_threads: 128,
-            items_per_thread: 4,
-            min_blocks_per_sm: 1,
-        };
+        let p = TuningPolicy::new(128, 4);
         let g = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap();
         assert_eq!(g.tile_items(), 512);
         assert_eq!(g.num_tiles(1025), 3);
@@ -458,11 +466,7 @@ mod tests {
     #[test]
     fn invalid_policy_is_an_error() {
         let spec = BuiltinOp::Add.spec(PrimType::I32).unwrap();
-        let p = TuningPolicy {
-            block_threads: 48,
-            items_per_thread: 4,
-            min_blocks_per_sm: 1,
-        };
+        let p = TuningPolicy::new(48, 4);
         let e = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap_err();
         assert!(matches!(e, CodegenError::InvalidPolicy(_)));
         assert!(e.to_string().contains("multiple of 32"));

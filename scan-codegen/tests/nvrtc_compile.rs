@@ -258,13 +258,36 @@ fn jobs() -> Vec<Job> {
                         algorithm,
                         mode,
                         sm: 90,
-                        policy: Some(TuningPolicy {
-                            block_threads,
-                            items_per_thread,
-                            min_blocks_per_sm: 1,
-                        }),
+                        policy: Some(TuningPolicy::new(block_threads, items_per_thread)),
                     });
                 }
+            }
+        }
+        // Vector widths and look-back windows the defaults do not use: single-lane and odd
+        // windows, sub-word vectors (2 bytes: no vector word, so scalar), 4- to 16-byte words.
+        let variations = [
+            (128, 8, 16, 1),
+            (64, 16, 8, 7),
+            (128, 4, 2, 16),
+            (32, 32, 4, 31),
+        ];
+        for (block_threads, items_per_thread, vector_bytes, look_back_window) in variations {
+            for mode in ScanMode::ALL {
+                jobs.push(Job {
+                    name: format!(
+                        "{}__{block_threads}x{items_per_thread}__vec{vector_bytes}__window{look_back_window}",
+                        snapshot_name(&op.name, ty, Algorithm::SinglePass, mode)
+                    ),
+                    op: op.clone(),
+                    algorithm: Algorithm::SinglePass,
+                    mode,
+                    sm: 90,
+                    policy: Some(TuningPolicy {
+                        vector_bytes,
+                        look_back_window,
+                        ..TuningPolicy::new(block_threads, items_per_thread)
+                    }),
+                });
             }
         }
     }

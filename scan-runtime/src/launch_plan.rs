@@ -362,11 +362,7 @@ mod tests {
             source: String::new(),
             algorithm: Algorithm::KoggeStone,
             mode: ScanMode::Inclusive,
-            policy: scan_codegen::TuningPolicy {
-                block_threads: 128,
-                items_per_thread: 4,
-                min_blocks_per_sm: 1,
-            },
+            policy: scan_codegen::TuningPolicy::new(128, 4),
             elem_size: 4,
             elem_align: 4,
         };

@@ -787,11 +787,7 @@ fn gpu_broken_operator_gives_an_annotated_compile_error() {
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn gpu_invalid_policy_is_a_codegen_error() {
     let gpu = gpu("error paths");
-    let policy = TuningPolicy {
-        block_threads: 1000,
-        items_per_thread: 4,
-        min_blocks_per_sm: 1,
-    };
+    let policy = TuningPolicy::new(1000, 4);
     let err = gpu
         .scanner::<Add<u32>>(ScanOptions::default().policy(policy))
         .unwrap_err();

@@ -891,3 +891,124 @@ fn register_cap_is_loosened_only_until_nothing_spills() {
     }
     report.finish("register_cap_is_loosened_only_until_nothing_spills");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Vector widths and look-back windows
+
+/// Scans `input` from element 1 of a device buffer into element `out_offset` of another: a
+/// buffer one element past a 16-byte boundary cannot take vector accesses, so every tile of a
+/// vector kernel goes down the checked scalar path.
+fn scan_at_offsets<Op: ScanOp>(
+    scanner: &mut Scanner<Op>,
+    stream: &Arc<CudaStream>,
+    input: &[Op::Elem],
+    out_offset: usize,
+) -> Result<Vec<Op::Elem>, String>
+where
+    Op::Elem: DeviceRepr,
+{
+    let n = input.len();
+    let mut padded = vec![input.first().copied().unwrap_or_else(Op::identity); n + 1];
+    padded[1..].copy_from_slice(input);
+    let d_in = stream
+        .clone_htod(&padded)
+        .map_err(|e| format!("upload: {e}"))?;
+    let mut d_out: CudaSlice<Op::Elem> =
+        unsafe { stream.alloc(n + 1) }.map_err(|e| format!("alloc: {e}"))?;
+    scanner
+        .scan_device(
+            stream,
+            &d_in.slice(1..),
+            &mut d_out.slice_mut(out_offset..out_offset + n),
+        )
+        .map_err(|e| e.to_string())?;
+    let got = stream
+        .clone_dtoh(&d_out)
+        .map_err(|e| format!("download: {e}"))?;
+    stream
+        .synchronize()
+        .map_err(|e| format!("synchronize: {e}"))?;
+    Ok(got[out_offset..out_offset + n].to_vec())
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn vector_widths_and_look_back_windows_on_aligned_and_unaligned_buffers() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    // (threads, items, vector bytes, look-back window): 16-, 8- and 4-byte words, scalar, and
+    // windows of 1 lane, an odd width, half and the whole warp.
+    let policies = [
+        (128, 16, 16, 32),
+        (64, 8, 8, 7),
+        (128, 32, 4, 1),
+        (32, 4, 16, 16),
+    ];
+    fn check<Op: ScanOp>(
+        gpu: &Gpu,
+        report: &mut Report,
+        label: &str,
+        op: BuiltinOp,
+        policies: &[(u32, u32, u32, u32)],
+    ) where
+        Op::Elem: TestValue,
+    {
+        let stream = gpu.new_stream().expect("stream");
+        for (p, &(threads, items, vector_bytes, look_back_window)) in policies.iter().enumerate() {
+            let policy = TuningPolicy {
+                vector_bytes,
+                look_back_window,
+                ..TuningPolicy::new(threads, items)
+            };
+            // The window only matters to single-pass: the hierarchical scans take two shapes.
+            for algorithm in Algorithm::ALL
+                .into_iter()
+                .filter(|&a| a == Algorithm::SinglePass || p < 2)
+            {
+                for mode in ScanMode::ALL {
+                    let case = format!(
+                        "{label} {algorithm} {mode} {threads}x{items} vec{vector_bytes} window{look_back_window}"
+                    );
+                    let mut scanner = match gpu.scanner::<Op>(opts(algorithm, mode).policy(policy))
+                    {
+                        Ok(s) => s,
+                        Err(e) => {
+                            report.fail(format!("{case}: building the scanner failed: {e}"));
+                            continue;
+                        }
+                    };
+                    let tile = scanner.tile_items();
+                    let mut rng = Rng::new(&case);
+                    for n in [1, 33, tile - 1, tile, tile + 1, 3 * tile + 5, 70 * tile + 3] {
+                        let input: Vec<Op::Elem> =
+                            (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+                        let mut expected = input.clone();
+                        cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+                        let got = scan_out_of_place(&mut scanner, &stream, &input);
+                        report.record(
+                            &format!("{case} n={n} aligned"),
+                            got.and_then(|g| first_mismatch(&expected, &g)),
+                        );
+                        for out_offset in [0, 1] {
+                            let got = scan_at_offsets(&mut scanner, &stream, &input, out_offset);
+                            report.record(
+                                &format!("{case} n={n} input at +1, output at +{out_offset}"),
+                                got.and_then(|g| first_mismatch(&expected, &g)),
+                            );
+                        }
+                        let got = scanner.scan(&input).map_err(|e| e.to_string());
+                        report.record(
+                            &format!("{case} n={n} in place"),
+                            got.and_then(|g| first_mismatch(&expected, &g)),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    check::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add, &policies);
+    check::<Max<u8>>(&gpu, &mut report, "max u8", BuiltinOp::Max, &policies);
+    check::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, &policies);
+    check::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add, &policies);
+    report.finish("vector_widths_and_look_back_windows_on_aligned_and_unaligned_buffers");
+}

@@ -36,6 +36,12 @@ pub struct EmitArgs {
     /// Compute capability the tuning policy is chosen for (90 = H100).
     #[arg(long, default_value_t = 90)]
     pub arch: u32,
+    /// Override the policy's bytes per lane per global access (1, 2, 4, 8, 16).
+    #[arg(long = "vector-bytes")]
+    pub vector_bytes: Option<u32>,
+    /// Override the policy's single-pass look-back window (1..=32 statuses at once).
+    #[arg(long)]
+    pub window: Option<u32>,
     /// Write the source to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -49,7 +55,13 @@ pub fn run(args: EmitArgs) -> CliResult {
     } else {
         ScanMode::Inclusive
     };
-    let policy = TuningPolicy::for_target(args.arch, algorithm, spec.element.size());
+    let mut policy = TuningPolicy::for_target(args.arch, algorithm, spec.element.size());
+    if let Some(v) = args.vector_bytes {
+        policy.vector_bytes = v;
+    }
+    if let Some(w) = args.window {
+        policy.look_back_window = w;
+    }
     let generated = generate(&spec, algorithm, mode, policy)?;
     match &args.output {
         Some(path) => std::fs::write(path, &generated.source)

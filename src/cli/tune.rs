@@ -1,5 +1,5 @@
-//! `scangen tune`: searches launch shapes (threads per block x items per thread) on the present
-//! GPU, times each beside a device copy like `scangen bench`, and records the winners per
+//! `scangen tune`: searches launch shapes (threads per block x items per thread x vector bytes
+//! x look-back window) on the present GPU, times each beside a device copy like `scangen bench`, and records the winners per
 //! (algorithm, element size) as JSON: the numbers `TuningPolicy::for_target` is written from.
 
 use super::bench::gpu::{sample_buffer, time_case};
@@ -32,6 +32,12 @@ pub struct TuneArgs {
     /// Items per thread to try.
     #[arg(long, value_delimiter = ',', default_value = "4,8,16,32")]
     pub items: Vec<u32>,
+    /// Bytes per lane per global access to try (1, 2, 4, 8, 16).
+    #[arg(long = "vector-bytes", value_delimiter = ',', default_value = "16")]
+    pub vector_bytes: Vec<u32>,
+    /// Single-pass look-back windows (statuses read at once, 1..=32) to try.
+    #[arg(long = "window", value_delimiter = ',', default_value = "32")]
+    pub look_back_window: Vec<u32>,
     /// log2 of the number of elements each candidate is timed on.
     #[arg(long, default_value_t = 28)]
     pub log2n: u32,
@@ -50,6 +56,8 @@ struct Trial {
     elem_bytes: usize,
     block_threads: u32,
     items_per_thread: u32,
+    vector_bytes: u32,
+    look_back_window: u32,
     scan_ms: f64,
     copy_ms: f64,
     fraction_of_copy: f64,
@@ -88,9 +96,9 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
     }
     println!(
-        "| algorithm | op | type | bytes | threads | items | tile | scan ms | fraction of copy |"
+        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | scan ms | fraction of copy |"
     );
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for t in &trials {
         let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
             " **best**"
@@ -98,7 +106,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             ""
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
             t.algorithm,
             t.op,
             t.ty,
@@ -106,6 +114,8 @@ pub fn run(args: TuneArgs) -> CliResult {
             t.block_threads,
             t.items_per_thread,
             t.block_threads * t.items_per_thread,
+            t.vector_bytes,
+            t.look_back_window,
             t.scan_ms,
             t.fraction_of_copy
         );
@@ -147,51 +157,67 @@ where
     // The default's register cap, for every shape whose that many blocks fit in an SM's 2048
     // threads (the runtime loosens it if ptxas would spill).
     let default_cap = TuningPolicy::for_target(gpu.sm(), algorithm, elem).min_blocks_per_sm;
+    let mut shapes = Vec::new();
     for &threads in &args.threads {
         for &items in &args.items {
-            let policy = TuningPolicy {
-                block_threads: threads,
-                items_per_thread: items,
-                min_blocks_per_sm: if threads * default_cap <= 2048 {
-                    default_cap
-                } else {
-                    1
-                },
-            };
-            let mut scanner = match gpu
-                .scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy))
-            {
+            for &vector_bytes in &args.vector_bytes {
+                for &look_back_window in &args.look_back_window {
+                    shapes.push(TuningPolicy {
+                        min_blocks_per_sm: if threads * default_cap <= 2048 {
+                            default_cap
+                        } else {
+                            1
+                        },
+                        vector_bytes,
+                        look_back_window,
+                        ..TuningPolicy::new(threads, items)
+                    });
+                }
+            }
+        }
+    }
+    for policy in shapes {
+        let shape = format!(
+            "{}x{} vec{} window{}",
+            policy.block_threads,
+            policy.items_per_thread,
+            policy.vector_bytes,
+            policy.look_back_window
+        );
+        let mut scanner =
+            match gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy)) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("skip {algorithm} {op} {ty} {threads}x{items}: {e}");
+                    eprintln!("skip {algorithm} {op} {ty} {shape}: {e}");
                     continue;
                 }
             };
-            let (scan_ms, copy_ms) = time_case(
-                stream,
-                &mut scanner,
-                &input,
-                &mut output,
-                n as usize,
-                2,
-                args.reps,
-            )?;
-            eprintln!(
-                "{algorithm} {op} {ty} {threads}x{items}: {:.3} of copy",
-                copy_ms / scan_ms
-            );
-            trials.push(Trial {
-                algorithm: algorithm.name().into(),
-                op: op.into(),
-                ty: ty.into(),
-                elem_bytes: elem,
-                block_threads: threads,
-                items_per_thread: items,
-                scan_ms,
-                copy_ms,
-                fraction_of_copy: copy_ms / scan_ms,
-            });
-        }
+        let (scan_ms, copy_ms) = time_case(
+            stream,
+            &mut scanner,
+            &input,
+            &mut output,
+            n as usize,
+            2,
+            args.reps,
+        )?;
+        eprintln!(
+            "{algorithm} {op} {ty} {shape}: {:.3} of copy",
+            copy_ms / scan_ms
+        );
+        trials.push(Trial {
+            algorithm: algorithm.name().into(),
+            op: op.into(),
+            ty: ty.into(),
+            elem_bytes: elem,
+            block_threads: policy.block_threads,
+            items_per_thread: policy.items_per_thread,
+            vector_bytes: policy.vector_bytes,
+            look_back_window: policy.look_back_window,
+            scan_ms,
+            copy_ms,
+            fraction_of_copy: copy_ms / scan_ms,
+        });
     }
     Ok(())
 }
