@@ -497,7 +497,7 @@ __device__ __forceinline__ u32 tl_smid() {
     s = must(s, "__device__ __forceinline__ T scan_look_back(const ScanTileState& ts, u32 tile, u32 epoch, u32 lane) {",
              timer + "__device__ __forceinline__ T scan_look_back(const ScanTileState& ts, u32 tile, u32 epoch, u32 lane, u32& polls, u32& slides) {")
     s = must(s, "        const u32 polled = ts.poll(slot, epoch, word);", "        ++polls;\n        const u32 polled = ts.poll(slot, epoch, word);")
-    s = must(s, "        window_end -= SCAN_WARP_THREADS;\n", "        ++slides;\n        window_end -= SCAN_WARP_THREADS;\n")
+    s = must(s, "        window_end -= SCAN_LOOK_BACK_WINDOW;\n", "        ++slides;\n        window_end -= SCAN_LOOK_BACK_WINDOW;\n")
     s = must(s, "    __shared__ ScanTileStorage storage;\n    const u64 num_tiles",
              "    __shared__ ScanTileStorage storage;\n    const unsigned long long g0 = tl_gtimer();\n    const long long c0 = tl_clock();\n    u32 polls = 0, slides = 0;\n    long long c4 = 0;\n    const u64 num_tiles")
     s = must(s, "    const u32 tile = storage.tile_id;\n    const u64 base", "    const u32 tile = storage.tile_id;\n    const long long c1 = tl_clock();\n    const u64 base")
