@@ -185,6 +185,22 @@ PUBLISH_AND_LOOK_BACK = """        if (threadIdx.x == 0) {
             tile_prefix = storage.exclusive_prefix;
         }"""
 
+def claim_tile_code(storage):
+    # The block's tile id, broadcast through `storage.tile_id`; blocks past the end leave.
+    return f"""    if (threadIdx.x == 0) {{
+        {storage}.tile_id = scan_claim_tile(ts, epoch);
+    }}
+    __syncthreads();
+    const u32 tile = {storage}.tile_id;
+    if ((u64)tile >= num_tiles) {{
+        return;
+    }}"""
+
+def with_claim(kernel):
+    # Substitutes CLAIM_TILE("<storage>") placeholders; prepends scan_claim_tile.
+    kernel = re.sub(r'CLAIM_TILE\("(\w+)"\)', lambda m: claim_tile_code(m.group(1)), kernel)
+    return CLAIM_TILE_FN + "\n" + kernel
+
 def persistent_pieces(kernel):
     return kernel.replace("CLAIM_TILE_FN", CLAIM_TILE_FN).replace("PUBLISH_AND_LOOK_BACK", PUBLISH_AND_LOOK_BACK)
 
@@ -524,45 +540,7 @@ __device__ __forceinline__ u32 tl_smid() {
 def sleep(s, ns):
     return must(s, "    __nanosleep(64);", f"    __nanosleep({ns});" if ns else "    // spin")
 
-def deferred(s):
-    # Deferred finishing: the block that claims tile k first finishes tile f = k - lag (lag is a
-    # kernel argument), whose predecessors published long ago: look-back, re-read f from L2 into
-    # shared memory with cp.async (no registers), scan it there and store it, while tile k's own
-    # loads are in flight in registers. Then it reduces tile k and publishes its aggregate; only
-    # the last `lag` tiles are finished in place, as in the base kernel. Inclusive only.
-    k = """
-template <bool IS_PARTIAL>
-__device__ __forceinline__ void scan_load_striped(const T* tile_in, u32 valid, T (&striped)[SCAN_ITEMS_PER_THREAD]) {
-    const u32 lane = threadIdx.x % SCAN_WARP_THREADS;
-    const u32 warp_base = threadIdx.x / SCAN_WARP_THREADS * SCAN_WARP_ITEMS;
-#pragma unroll
-    for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD; ++i) {
-        const u32 idx = warp_base + i * SCAN_WARP_THREADS + lane;
-        if (!IS_PARTIAL || idx < valid) {
-            striped[i] = tile_in[idx];
-        } else {
-            striped[i] = scan_identity();
-        }
-    }
-}
-__device__ __forceinline__ void scan_striped_to_blocked(const T (&striped)[SCAN_ITEMS_PER_THREAD], T (&items)[SCAN_ITEMS_PER_THREAD], T* smem) {
-    const u32 lane = threadIdx.x % SCAN_WARP_THREADS;
-    const u32 warp_base = threadIdx.x / SCAN_WARP_THREADS * SCAN_WARP_ITEMS;
-#pragma unroll
-    for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD; ++i) {
-        smem[scan_smem_index(warp_base + i * SCAN_WARP_THREADS + lane)] = striped[i];
-    }
-    __syncwarp();
-#pragma unroll
-    for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD; ++i) {
-        items[i] = smem[scan_smem_index(warp_base + lane * SCAN_ITEMS_PER_THREAD + i)];
-    }
-}
-__device__ __forceinline__ void dfr_cp_async4(T* smem, const T* g) {
-    const u32 s = (u32)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" : : "r"(s), "l"(g) : "memory");
-}
-// Exclusive prefix of tile f, once f itself has published (so its block has read its input).
+DFR_LOOK_BACK = """// Exclusive prefix of tile f, once f itself has published (so its block has read its input).
 // has_prefix = false for f == 0.
 __device__ __forceinline__ T dfr_look_back(const ScanTileState& ts, u32 f, u32 epoch, u32 lane) {
     i64 window_end = (i64)f;
@@ -597,156 +575,21 @@ __device__ __forceinline__ T dfr_look_back(const ScanTileState& ts, u32 f, u32 e
         window_end -= SCAN_WARP_THREADS;
     }
 }
-// Finishes full tile f from L2 through the warp slices of `smem`; few registers live.
-__device__ __forceinline__ void dfr_finish(const T* in, T* out, u32 f, const ScanTileState& ts, u32 epoch, ScanTileStorage& storage, ScanBlockStorage& bs) {
-    const u32 lane = threadIdx.x % SCAN_WARP_THREADS;
-    const u32 warp_base = threadIdx.x / SCAN_WARP_THREADS * SCAN_WARP_ITEMS;
-    T* smem = storage.tile;
-    if (threadIdx.x < SCAN_WARP_THREADS) {
-        const T prefix = dfr_look_back(ts, f, epoch, threadIdx.x);
-        if (threadIdx.x == 0) {
-            storage.exclusive_prefix = prefix;
-        }
-    }
-    __syncthreads();
-    const T* fin = in + (u64)f * SCAN_TILE_ITEMS;
-    T* fout = out + (u64)f * SCAN_TILE_ITEMS;
-#pragma unroll 16
-    for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD; ++i) {
-        const u32 idx = warp_base + i * SCAN_WARP_THREADS + lane;
-        dfr_cp_async4(smem + scan_smem_index(idx), fin + idx);
-    }
-    asm volatile("cp.async.wait_all;" : : : "memory");
-    __syncwarp();
-    const u32 b0 = warp_base + lane * SCAN_ITEMS_PER_THREAD;
-    T acc = smem[scan_smem_index(b0)];
-#pragma unroll 8
-    for (u32 i = 1; i < SCAN_ITEMS_PER_THREAD; ++i) {
-        acc = scan_combine(acc, smem[scan_smem_index(b0 + i)]);
-    }
-    T thread_exclusive, aggregate;
-    scan_block_exclusive(acc, thread_exclusive, aggregate, bs);
-    const bool has_prefix = f > 0;
-    const T prefix = storage.exclusive_prefix;
-    if (threadIdx.x == 0) {
-        ts.publish(f, SCAN_STATUS_INCLUSIVE, has_prefix ? scan_combine(prefix, aggregate) : aggregate, epoch);
-    }
-    const bool first_thread = threadIdx.x == 0;
-    T seed = thread_exclusive;
-    bool has_seed = true;
-    if (first_thread) {
-        seed = prefix;
-        has_seed = has_prefix;
-    } else if (has_prefix) {
-        seed = scan_combine(prefix, thread_exclusive);
-    }
-    T run = smem[scan_smem_index(b0)];
-    run = has_seed ? scan_combine(seed, run) : run;
-    smem[scan_smem_index(b0)] = run;
-#pragma unroll 8
-    for (u32 i = 1; i < SCAN_ITEMS_PER_THREAD; ++i) {
-        run = scan_combine(run, smem[scan_smem_index(b0 + i)]);
-        smem[scan_smem_index(b0 + i)] = run;
-    }
-    __syncwarp();
-#pragma unroll 16
-    for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD; ++i) {
-        const u32 idx = warp_base + i * SCAN_WARP_THREADS + lane;
-        fout[idx] = smem[scan_smem_index(idx)];
-    }
-    __syncwarp();  // the slice is reused for this block's own tile
-}
-
-extern "C" __global__ void SCAN_LAUNCH_BOUNDS
-scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned int epoch, unsigned int lag) {
-    __shared__ ScanTileStorage storage;
-    __shared__ ScanBlockStorage finish_block;
-    const u64 num_tiles = n / SCAN_TILE_ITEMS + (n % SCAN_TILE_ITEMS != 0 ? 1 : 0);
-    const ScanTileState ts(tile_state);
-    if (threadIdx.x == 0) {
-        const u32 tile = atomicAdd(ts.counters + (epoch & 1u), 1u);
-        if (tile == 0) {
-            ts.counters[(epoch + 1u) & 1u] = 0u;
-        }
-        storage.tile_id = tile;
-    }
-    __syncthreads();
-    const u32 tile = storage.tile_id;
-    if ((u64)tile >= num_tiles) {
-        return;
-    }
-    const u64 base = (u64)tile * SCAN_TILE_ITEMS;
-    const u64 remaining = n - base;
-    const bool full = remaining >= SCAN_TILE_ITEMS;
-    const u32 valid = full ? SCAN_TILE_ITEMS : (u32)remaining;
-    T striped[SCAN_ITEMS_PER_THREAD];
-    if (full) {
-        scan_load_striped<false>(in + base, valid, striped);
-    } else {
-        scan_load_striped<true>(in + base, valid, striped);
-    }
-    if (tile >= lag) {
-        dfr_finish(in, out, tile - lag, ts, epoch, storage, finish_block);
-    }
-    T items[SCAN_ITEMS_PER_THREAD];
-    scan_striped_to_blocked(striped, items, storage.tile);
-    T thread_exclusive;
-    T aggregate;
-    scan_block_exclusive(scan_thread_reduce(items), thread_exclusive, aggregate, storage.block);
-    if (threadIdx.x == 0) {
-        ts.publish(tile, tile == 0 ? SCAN_STATUS_INCLUSIVE : SCAN_STATUS_AGGREGATE, aggregate, epoch);
-    }
-    if ((u64)tile + lag < num_tiles) {
-        return;  // block tile + lag finishes this tile
-    }
-    if (tile > 0 && threadIdx.x < SCAN_WARP_THREADS) {
-        const u32 lane = threadIdx.x;
-        const T prefix = scan_look_back(ts, tile, epoch, lane);
-        if (lane == 0) {
-            ts.publish(tile, SCAN_STATUS_INCLUSIVE, scan_combine(prefix, aggregate), epoch);
-            storage.exclusive_prefix = prefix;
-        }
-    }
-    T tile_prefix = scan_identity();
-    if (tile > 0) {
-        __syncthreads();
-        tile_prefix = storage.exclusive_prefix;
-    }
-    if (full) {
-        scan_finish_tile<false, false>(items, thread_exclusive, tile > 0, tile_prefix, out + base, valid, storage);
-    } else {
-        scan_finish_tile<true, false>(items, thread_exclusive, tile > 0, tile_prefix, out + base, valid, storage);
-    }
-}
 """
-    start = s.index("extern \"C\" __global__ void SCAN_LAUNCH_BOUNDS\nscangen_single_pass")
-    return s[:start] + k
 
 def deferred_seq(s):
     # Deferred finishing, one tile after the other: the block that claims tile k loads and
     # reduces it, publishes its aggregate and (unless k is among the last `lag` tiles) leaves it
     # to block k + lag; then it finishes tile f = k - lag, whose predecessors published long ago,
     # re-reading it (from L2) with the ordinary tile path. Inclusive only.
-    d = deferred(s)
-    start = d.index("extern \"C\" __global__ void SCAN_LAUNCH_BOUNDS")
+    start = s.index("extern \"C\" __global__ void SCAN_LAUNCH_BOUNDS\nscangen_single_pass")
     k = """extern "C" __global__ void SCAN_LAUNCH_BOUNDS
 scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned int epoch, unsigned int lag) {
     __shared__ ScanTileStorage storage;
     __shared__ ScanBlockStorage finish_block;
     const u64 num_tiles = n / SCAN_TILE_ITEMS + (n % SCAN_TILE_ITEMS != 0 ? 1 : 0);
     const ScanTileState ts(tile_state);
-    if (threadIdx.x == 0) {
-        const u32 tile = atomicAdd(ts.counters + (epoch & 1u), 1u);
-        if (tile == 0) {
-            ts.counters[(epoch + 1u) & 1u] = 0u;
-        }
-        storage.tile_id = tile;
-    }
-    __syncthreads();
-    const u32 tile = storage.tile_id;
-    if ((u64)tile >= num_tiles) {
-        return;
-    }
+CLAIM_TILE("storage")
     const u64 base = (u64)tile * SCAN_TILE_ITEMS;
     const u64 remaining = n - base;
     const bool full = remaining >= SCAN_TILE_ITEMS;
@@ -802,7 +645,7 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
     }
 }
 """
-    return d[:start] + k
+    return s[:start] + with_claim(DFR_LOOK_BACK + k)
 
 def hybrid(s, smem_half):
     # Each thread holds 64 items (256 bytes) in registers, loaded and stored directly in blocked
@@ -839,18 +682,7 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
     __shared__ HyStorage storage;
     const u64 num_tiles = n / HY_TILE;   // experiment: n is a multiple of the tile
     const ScanTileState ts(tile_state);
-    if (threadIdx.x == 0) {
-        const u32 tile = atomicAdd(ts.counters + (epoch & 1u), 1u);
-        if (tile == 0) {
-            ts.counters[(epoch + 1u) & 1u] = 0u;
-        }
-        storage.tile_id = tile;
-    }
-    __syncthreads();
-    const u32 tile = storage.tile_id;
-    if ((u64)tile >= num_tiles) {
-        return;
-    }
+CLAIM_TILE("storage")
     const u32 t = threadIdx.x;
     const T* tin = in + (u64)tile * HY_TILE;
     T* tout = out + (u64)tile * HY_TILE;
@@ -972,7 +804,7 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
     }
 }
 """
-    return s[:start] + k.replace("TILE_EXPR", tile_expr).replace("SMEM_HALF", "true" if smem_half else "false")
+    return s[:start] + with_claim(k.replace("TILE_EXPR", tile_expr).replace("SMEM_HALF", "true" if smem_half else "false"))
 
 def hybrid2(s, a_items=64, b_items=64):
     # Tile of 2 x 8192 i32 (64 KiB), all global accesses coalesced 16-byte vectors:
@@ -1016,18 +848,7 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
     __shared__ H2Storage st;
     const u64 num_tiles = n / H_TILE;
     const ScanTileState ts(tile_state);
-    if (threadIdx.x == 0) {
-        const u32 tile = atomicAdd(ts.counters + (epoch & 1u), 1u);
-        if (tile == 0) {
-            ts.counters[(epoch + 1u) & 1u] = 0u;
-        }
-        st.tile_id = tile;
-    }
-    __syncthreads();
-    const u32 tile = st.tile_id;
-    if ((u64)tile >= num_tiles) {
-        return;
-    }
+CLAIM_TILE("st")
     const u32 lane = threadIdx.x % SCAN_WARP_THREADS;
     const u32 warp = threadIdx.x / SCAN_WARP_THREADS;
     const int4* ga = (const int4*)(in + (u64)tile * H_TILE) + warp * H_A_CHUNKS;
@@ -1174,13 +995,12 @@ scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state,
     }
 }
 """
-    return s[:start] + k.replace("@A@", str(a_items)).replace("@B@", str(b_items))
+    return s[:start] + with_claim(k.replace("@A@", str(a_items)).replace("@B@", str(b_items)))
 
 variants = {
     "base": base,
     "timeline": timeline(base),
     "spin": sleep(base, 0),
-    "deferred": deferred(base),
     "direct": hybrid(base, False),
     "hybrid": hybrid(base, True),
     "hybrid_lb5": lb(hybrid(base, True), 5),

@@ -39,6 +39,10 @@ impl TuningPolicy {
     pub const LOOK_BACK_SLEEP_NS: u32 = 64;
 
     /// A shape with no register cap, 16-byte vectors and a full-warp look-back window.
+    ///
+    /// The window is 32 on every arch: every lane of the looking-back warp reads a status, so
+    /// one L2 round trip examines 32 predecessors. (A narrower window only reads fewer; the wait
+    /// is for the slowest predecessor either way, BENCHMARKS.md.)
     pub fn new(block_threads: u32, items_per_thread: u32) -> TuningPolicy {
         TuningPolicy {
             block_threads,
@@ -134,14 +138,9 @@ impl TuningPolicy {
             _ => Self::MAX_VECTOR_BYTES,
         };
         let mut policy = TuningPolicy {
-            block_threads: block_threads.min(max_threads),
-            items_per_thread: items,
             min_blocks_per_sm: min_blocks,
             vector_bytes,
-            // Every lane of the looking-back warp reads a status: one L2 round trip examines
-            // 32 predecessors. (A narrower window only reads fewer; the wait is for the
-            // slowest predecessor either way, BENCHMARKS.md.)
-            look_back_window: 32,
+            ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding (one element per 128 bytes) can still push a big element past
         // the static limit: halve threads, then items, until the shape is valid.
@@ -174,13 +173,7 @@ impl TuningPolicy {
         }
         let size = elem_size.max(1);
         let items = prev_power_of_two((128 / size).clamp(1, 16) as u32);
-        let policy = TuningPolicy {
-            block_threads: 128,
-            items_per_thread: items,
-            min_blocks_per_sm: 1,
-            vector_bytes: Self::MAX_VECTOR_BYTES,
-            look_back_window: 32,
-        };
+        let policy = TuningPolicy::new(128, items);
         let large = TuningPolicy::for_target(sm, algorithm, elem_size);
         (policy.tile_items() < large.tile_items()
             && policy.validate(algorithm, size, size.min(8)).is_ok())

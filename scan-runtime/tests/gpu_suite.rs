@@ -178,21 +178,54 @@ fn run_sizes<Op: ScanOp>(
             let mut rng = Rng::new(&case);
             for n in sizes(scanner.tile_items()) {
                 let input: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
-                let mut expected = input.clone();
-                cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
-                let got = scan_out_of_place(&mut scanner, &stream, &input);
-                report.record(
-                    &format!("{case} n={n} out-of-place"),
-                    got.and_then(|g| first_mismatch(&expected, &g)),
-                );
-                let got = scanner.scan(&input).map_err(|e| e.to_string());
-                report.record(
-                    &format!("{case} n={n} in-place"),
-                    got.and_then(|g| first_mismatch(&expected, &g)),
+                check_scans(
+                    &mut scanner,
+                    &stream,
+                    report,
+                    &format!("{case} n={n}"),
+                    &input,
+                    mode,
+                    false,
                 );
             }
         }
     }
+}
+
+/// Scans `input` out of place and in place (with `unaligned`, also from and into buffers one
+/// element past a vector boundary) and records each result against the CPU reference.
+fn check_scans<Op: ScanOp>(
+    scanner: &mut Scanner<Op>,
+    stream: &Arc<CudaStream>,
+    report: &mut Report,
+    case: &str,
+    input: &[Op::Elem],
+    mode: ScanMode,
+    unaligned: bool,
+) where
+    Op::Elem: TestValue,
+{
+    let mut expected = input.to_vec();
+    cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+    let got = scan_out_of_place(scanner, stream, input);
+    report.record(
+        &format!("{case} out-of-place"),
+        got.and_then(|g| first_mismatch(&expected, &g)),
+    );
+    if unaligned {
+        for out_offset in [0, 1] {
+            let got = scan_at_offsets(scanner, stream, input, out_offset);
+            report.record(
+                &format!("{case} input at +1, output at +{out_offset}"),
+                got.and_then(|g| first_mismatch(&expected, &g)),
+            );
+        }
+    }
+    let got = scanner.scan(input).map_err(|e| e.to_string());
+    report.record(
+        &format!("{case} in-place"),
+        got.and_then(|g| first_mismatch(&expected, &g)),
+    );
 }
 
 macro_rules! cases {
@@ -982,24 +1015,14 @@ fn vector_widths_and_look_back_windows_on_aligned_and_unaligned_buffers() {
                     for n in [1, 33, tile - 1, tile, tile + 1, 3 * tile + 5, 70 * tile + 3] {
                         let input: Vec<Op::Elem> =
                             (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
-                        let mut expected = input.clone();
-                        cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
-                        let got = scan_out_of_place(&mut scanner, &stream, &input);
-                        report.record(
-                            &format!("{case} n={n} aligned"),
-                            got.and_then(|g| first_mismatch(&expected, &g)),
-                        );
-                        for out_offset in [0, 1] {
-                            let got = scan_at_offsets(&mut scanner, &stream, &input, out_offset);
-                            report.record(
-                                &format!("{case} n={n} input at +1, output at +{out_offset}"),
-                                got.and_then(|g| first_mismatch(&expected, &g)),
-                            );
-                        }
-                        let got = scanner.scan(&input).map_err(|e| e.to_string());
-                        report.record(
-                            &format!("{case} n={n} in place"),
-                            got.and_then(|g| first_mismatch(&expected, &g)),
+                        check_scans(
+                            &mut scanner,
+                            &stream,
+                            report,
+                            &format!("{case} n={n}"),
+                            &input,
+                            mode,
+                            true,
                         );
                     }
                 }
