@@ -997,6 +997,81 @@ CLAIM_TILE("st")
 """
     return s[:start] + with_claim(k.replace("@A@", str(a_items)).replace("@B@", str(b_items)))
 
+# ---- L2 staging: data for later tiles requested ahead, without registers -------------------------
+SIG5 = "scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned int epoch) {"
+SIG6 = "scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned int epoch, unsigned int ahead) {"
+PF_FN = """// One bulk request (sm_90) asks L2 to fetch tile `t` (if it is whole); no registers, no wait.
+__device__ __forceinline__ void pf_tile(const T* in, unsigned long long n, u64 t, u64 policy, bool hinted) {
+    if ((t + 1) * SCAN_TILE_ITEMS <= n) {
+        const T* p = in + t * SCAN_TILE_ITEMS;
+        if (hinted) {
+            asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" : : "l"(p), "r"((u32)(SCAN_TILE_ITEMS * sizeof(T))), "l"(policy) : "memory");
+        } else {
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" : : "l"(p), "r"((u32)(SCAN_TILE_ITEMS * sizeof(T))) : "memory");
+        }
+    }
+}
+__device__ __forceinline__ u64 pf_policy_evict_last() {
+    u64 p;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ u64 pf_policy_evict_first() {
+    u64 p;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+"""
+
+def prefetch_ahead(s, hint_last=False, k=1):
+    # After claiming tile t, thread 0 asks L2 for tiles t + ahead .. t + ahead + k - 1 (harness
+    # LAG = ahead): by the time a block claims one of them its bytes are in L2 or on their way,
+    # so DRAM requests go out `ahead` tiles earlier than the loads that need them.
+    s = must(s, SIG5, SIG6)
+    s = must(s, "        storage.tile_id = tile;\n    }\n", """        storage.tile_id = tile;
+        if (ahead != 0) {
+            const u64 pol = pf_policy_evict_last();
+#pragma unroll
+            for (u32 j = 0; j < %d; ++j) {
+                pf_tile(in, n, (u64)tile + ahead + j, pol, %s);
+            }
+        }
+    }
+""" % (k, "true" if hint_last else "false"))
+    return must(s, "extern \"C\" __global__ void SCAN_LAUNCH_BOUNDS\nscangen_single_pass", PF_FN + "\nextern \"C\" __global__ void SCAN_LAUNCH_BOUNDS\nscangen_single_pass")
+
+def prefetch_self(s):
+    # Small inputs: thread 0 asks L2 for tile blockIdx.x before the tile-id atomic returns (the
+    # block usually gets that id), so the atomic's round trip overlaps the DRAM latency.
+    s = must(s, "    if (threadIdx.x == 0) {\n        const u32 tile = atomicAdd", """    if (threadIdx.x == 0) {
+        pf_tile(in, n, blockIdx.x, 0, false);
+    }
+    if (threadIdx.x == 0) {
+        const u32 tile = atomicAdd""")
+    return must(s, "extern \"C\" __global__ void SCAN_LAUNCH_BOUNDS\nscangen_single_pass", PF_FN + "\nextern \"C\" __global__ void SCAN_LAUNCH_BOUNDS\nscangen_single_pass")
+
+def evict_first_loads(s, stores=False):
+    # The tile's own loads (and stores) tell L2 their lines are dead after this access, so the
+    # lines requested ahead stay.
+    s = must(s, "template <bool IS_PARTIAL>\n__device__ __forceinline__ void scan_load_tile(", """__device__ __forceinline__ T ld_ef(const T* p, u64 pol) {
+    T v;
+    asm volatile("ld.global.L2::cache_hint.b32 %0, [%1], %2;" : "=r"(v) : "l"(p), "l"(pol));
+    return v;
+}
+__device__ __forceinline__ void st_ef(T* p, T v, u64 pol) {
+    asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" : : "l"(p), "r"(v), "l"(pol) : "memory");
+}
+template <bool IS_PARTIAL>
+__device__ __forceinline__ void scan_load_tile(""")
+    s = must(s, LOAD, """            u64 pol;
+            asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+            v = ld_ef(tile_in + idx, pol);""")
+    if stores:
+        s = must(s, STORE, """            u64 pol;
+            asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+            st_ef(tile_out + idx, smem[scan_smem_index(idx)], pol);""")
+    return s
+
 variants = {
     "base": base,
     "timeline": timeline(base),
@@ -1047,6 +1122,14 @@ variants = {
     "pasync_128x32": dynamic2(persist_async(base), 128, 32),
     "pasync_128x32_lb6": lb(dynamic2(persist_async(base), 128, 32), 6),
     "pasync_128x16_lb8": lb(dynamic2(persist_async(base), 128, 16), 8),
+    "pf": prefetch_ahead(base),
+    "pf2": prefetch_ahead(base, k=2),
+    "pfl": prefetch_ahead(base, hint_last=True),
+    "pf_ef": evict_first_loads(prefetch_ahead(base)),
+    "pfl_ef": evict_first_loads(prefetch_ahead(base, hint_last=True)),
+    "pfl_efst": evict_first_loads(prefetch_ahead(base, hint_last=True), stores=True),
+    "pfself_128x16": dynamic(prefetch_self(base), 128, 16),
+    "base_128x16": dynamic(base, 128, 16),
 }
 for name, text in variants.items():
     open(os.path.join(outdir, f"{prefix}_{name}.cu"), "w").write(text)

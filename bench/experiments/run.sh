@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: build the harness and every variant in .gpu/exp, run them (results to $OUT).
 # The `timeline` variant also leaves its per-tile records in $OUT/timeline_<log2n>.bin
-# (read them with timeline.py).
+# (read them with timeline.py). TILE and DYN: tile items and dynamic shared memory of the
+# variants (the `dynamic` ones need DYN).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-/tmp}"
@@ -12,12 +13,12 @@ run() { # cubin op log2n threads tile dyn [persistent]
 }
 for log2n in ${LOG2NS:-28}; do
   for v in ${VARIANTS:-base}; do
-    if [[ "$v" == deferred* ]]; then
-      for lag in ${LAGS:-256}; do LAG=$lag run .gpu/exp/add_$v.cubin add $log2n 128 8192 0; done
+    if [[ "$v" == deferred* || "$v" == pf* ]]; then
+      for lag in ${LAGS:-256}; do LAG=$lag run .gpu/exp/add_$v.cubin add $log2n 128 ${TILE:-8192} ${DYN:-0}; done
     elif [ "$v" = timeline ]; then
       TIMELINE="$out/timeline_$log2n.bin" run .gpu/exp/add_$v.cubin add $log2n 128 8192 0
     else
-      run .gpu/exp/add_$v.cubin add $log2n 128 8192 0
+      run .gpu/exp/add_$v.cubin add $log2n 128 ${TILE:-8192} ${DYN:-0}
     fi
   done
 done

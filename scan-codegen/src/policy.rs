@@ -23,6 +23,11 @@ pub struct TuningPolicy {
     /// Predecessor statuses a single-pass look-back reads at once (1 to 32, one per lane of
     /// the looking-back warp); the window slides back by this many tiles.
     pub look_back_window: u32,
+    /// Single-pass only: how many tiles ahead of its own a block asks L2 to fetch (0 = off).
+    /// The block that claims tile t issues one bulk L2 prefetch (`cp.async.bulk.prefetch`,
+    /// sm_90+; a no-op on older archs) for tile t + this, so DRAM reads go out that many tiles
+    /// before the loads that need them, without holding registers or shared memory.
+    pub l2_prefetch_tiles: u32,
 }
 
 impl TuningPolicy {
@@ -38,7 +43,8 @@ impl TuningPolicy {
     /// a stack frame on sm_80.
     pub const LOOK_BACK_SLEEP_NS: u32 = 64;
 
-    /// A shape with no register cap, 16-byte vectors and a full-warp look-back window.
+    /// A shape with no register cap, 16-byte vectors, a full-warp look-back window and no L2
+    /// prefetch.
     ///
     /// The window is 32 on every arch: every lane of the looking-back warp reads a status, so
     /// one L2 round trip examines 32 predecessors. (A narrower window only reads fewer; the wait
@@ -50,8 +56,13 @@ impl TuningPolicy {
             min_blocks_per_sm: 1,
             vector_bytes: Self::MAX_VECTOR_BYTES,
             look_back_window: 32,
+            l2_prefetch_tiles: 0,
         }
     }
+
+    /// Largest `l2_prefetch_tiles` accepted: further ahead, L2 evicts a tile before its block
+    /// loads it (BENCHMARKS.md: 384 tiles ahead already lost 0.16 of a copy on an H100).
+    pub const MAX_L2_PREFETCH_TILES: u32 = 4096;
 
     /// Largest vector a lane moves per access: 16 bytes (`ld.global.v4.u32`).
     pub const MAX_VECTOR_BYTES: u32 = 16;
@@ -137,9 +148,20 @@ impl TuningPolicy {
             (90.., Algorithm::SinglePass) => 4,
             _ => Self::MAX_VECTOR_BYTES,
         };
+        // L2 prefetch distance. A tile can only finish once every earlier tile has loaded, so
+        // the single-pass scan runs at the pace of its slowest loads (BENCHMARKS.md, "A block's
+        // timeline"). Asking L2 for the tile 48 ahead of a block's own (1.5 MiB at 32 KiB tiles,
+        // about a microsecond of traffic) starts every DRAM read that much earlier at no
+        // register cost: i32 sum 0.855 -> 0.952 of a copy at 2^28 on an H100, with a plateau
+        // from 24 to 64 tiles (bench/experiments, `pf`). Bulk prefetch is sm_90's.
+        let l2_prefetch_tiles = match (sm, algorithm) {
+            (90.., Algorithm::SinglePass) => 48,
+            _ => 0,
+        };
         let mut policy = TuningPolicy {
             min_blocks_per_sm: min_blocks,
             vector_bytes,
+            l2_prefetch_tiles,
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding (one element per 128 bytes) can still push a big element past
@@ -235,6 +257,13 @@ impl TuningPolicy {
                 self.look_back_window
             ));
         }
+        if self.l2_prefetch_tiles > Self::MAX_L2_PREFETCH_TILES {
+            return bad(format!(
+                "l2_prefetch_tiles = {} must be at most {} (L2 would evict a tile fetched that far ahead before its block reads it)",
+                self.l2_prefetch_tiles,
+                Self::MAX_L2_PREFETCH_TILES
+            ));
+        }
         if elem_size == 0 {
             return bad(
                 "the element has size 0; scan elements must occupy at least one byte".into(),
@@ -318,8 +347,17 @@ mod tests {
     fn default_shapes() {
         let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
         assert_eq!((p.block_threads, p.items_per_thread), (128, 64));
+        assert_eq!(p.l2_prefetch_tiles, 48);
         let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 8);
         assert_eq!((p.block_threads, p.items_per_thread), (128, 32));
+        assert_eq!(
+            TuningPolicy::for_target(80, Algorithm::SinglePass, 4).l2_prefetch_tiles,
+            0
+        );
+        assert_eq!(
+            TuningPolicy::for_target(90, Algorithm::Blelloch, 4).l2_prefetch_tiles,
+            0
+        );
         let p = TuningPolicy::for_target(80, Algorithm::KoggeStone, 4);
         assert_eq!((p.block_threads, p.items_per_thread), (128, 16));
         let p = TuningPolicy::for_target(90, Algorithm::KoggeStone, 12);
@@ -382,6 +420,12 @@ mod tests {
         assert!(err(with(32, 32), 4).contains("vector_bytes = 32"));
         assert!(err(with(16, 0), 4).contains("look_back_window = 0"));
         assert!(err(with(16, 33), 4).contains("between 1 and 32"));
+        let prefetch = |l2_prefetch_tiles| TuningPolicy {
+            l2_prefetch_tiles,
+            ..p(128, 8)
+        };
+        assert!(err(prefetch(4097), 4).contains("l2_prefetch_tiles = 4097"));
+        assert!(prefetch(4096).validate(Algorithm::SinglePass, 4, 4).is_ok());
         assert!(with(1, 1).validate(Algorithm::SinglePass, 4, 4).is_ok());
         assert!(p(1024, 1).validate(Algorithm::Blelloch, 4, 4).is_ok());
         assert!(p(32, 1).validate(Algorithm::KoggeStone, 1, 1).is_ok());

@@ -347,6 +347,11 @@ pub fn generate(
     ctx.insert("max_epoch", &GeneratedScan::MAX_EPOCH);
     ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);
     ctx.insert("look_back_window", &policy.look_back_window);
+    ctx.insert("l2_prefetch_tiles", &policy.l2_prefetch_tiles);
+    ctx.insert(
+        "max_l2_prefetch_tiles",
+        &TuningPolicy::MAX_L2_PREFETCH_TILES,
+    );
     let vector_items = policy.vector_items(elem_size);
     ctx.insert("vector_items", &vector_items);
     let vector_bytes = vector_items as usize * elem_size;

@@ -263,28 +263,40 @@ fn jobs() -> Vec<Job> {
                 }
             }
         }
-        // Vector widths and look-back windows the defaults do not use: single-lane and odd
-        // windows, sub-word vectors (2 bytes: no vector word, so scalar), 4- to 16-byte words.
+        // Vector widths, look-back windows and L2 prefetch distances the defaults do not use:
+        // single-lane and odd windows, sub-word vectors (2 bytes: no vector word, so scalar),
+        // 4- to 16-byte words, prefetch 1 to 4096 tiles ahead; the last one for sm_80, where
+        // the bulk prefetch compiles to nothing.
         let variations = [
-            (128, 8, 16, 1),
-            (64, 16, 8, 7),
-            (128, 4, 2, 16),
-            (32, 32, 4, 31),
+            (128, 8, 16, 1, 0, 90),
+            (64, 16, 8, 7, 1, 90),
+            (128, 4, 2, 16, 3, 90),
+            (32, 32, 4, 31, 4096, 90),
+            (128, 16, 4, 32, 48, 80),
         ];
-        for (block_threads, items_per_thread, vector_bytes, look_back_window) in variations {
+        for (
+            block_threads,
+            items_per_thread,
+            vector_bytes,
+            look_back_window,
+            l2_prefetch_tiles,
+            sm,
+        ) in variations
+        {
             for mode in ScanMode::ALL {
                 jobs.push(Job {
                     name: format!(
-                        "{}__{block_threads}x{items_per_thread}__vec{vector_bytes}__window{look_back_window}",
+                        "{}__{block_threads}x{items_per_thread}__vec{vector_bytes}__window{look_back_window}__prefetch{l2_prefetch_tiles}__sm{sm}",
                         snapshot_name(&op.name, ty, Algorithm::SinglePass, mode)
                     ),
                     op: op.clone(),
                     algorithm: Algorithm::SinglePass,
                     mode,
-                    sm: 90,
+                    sm,
                     policy: Some(TuningPolicy {
                         vector_bytes,
                         look_back_window,
+                        l2_prefetch_tiles,
                         ..TuningPolicy::new(block_threads, items_per_thread)
                     }),
                 });

@@ -966,41 +966,45 @@ where
 
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
-fn vector_widths_and_look_back_windows_on_aligned_and_unaligned_buffers() {
+fn policy_variations_on_aligned_and_unaligned_buffers() {
     let gpu = gpu();
     let mut report = Report::default();
-    // (threads, items, vector bytes, look-back window): 16-, 8- and 4-byte words, scalar, and
-    // windows of 1 lane, an odd width, half and the whole warp.
+    // (threads, items, vector bytes, look-back window, L2 prefetch tiles): 16-, 8- and 4-byte
+    // words, scalar; windows of 1 lane, an odd width, half and the whole warp; L2 prefetch of
+    // the next tile (its range rounded inward on unaligned buffers), 3 ahead, and none.
     let policies = [
-        (128, 16, 16, 32),
-        (64, 8, 8, 7),
-        (128, 32, 4, 1),
-        (32, 4, 16, 16),
+        (128, 16, 16, 32, 1),
+        (64, 8, 8, 7, 3),
+        (128, 32, 4, 1, 0),
+        (32, 4, 16, 16, 48),
     ];
     fn check<Op: ScanOp>(
         gpu: &Gpu,
         report: &mut Report,
         label: &str,
         op: BuiltinOp,
-        policies: &[(u32, u32, u32, u32)],
+        policies: &[(u32, u32, u32, u32, u32)],
     ) where
         Op::Elem: TestValue,
     {
         let stream = gpu.new_stream().expect("stream");
-        for (p, &(threads, items, vector_bytes, look_back_window)) in policies.iter().enumerate() {
+        for (p, &(threads, items, vector_bytes, look_back_window, l2_prefetch_tiles)) in
+            policies.iter().enumerate()
+        {
             let policy = TuningPolicy {
                 vector_bytes,
                 look_back_window,
+                l2_prefetch_tiles,
                 ..TuningPolicy::new(threads, items)
             };
-            // The window only matters to single-pass: the hierarchical scans take two shapes.
+            // The window and the prefetch only matter to single-pass: the hierarchical scans take two shapes.
             for algorithm in Algorithm::ALL
                 .into_iter()
                 .filter(|&a| a == Algorithm::SinglePass || p < 2)
             {
                 for mode in ScanMode::ALL {
                     let case = format!(
-                        "{label} {algorithm} {mode} {threads}x{items} vec{vector_bytes} window{look_back_window}"
+                        "{label} {algorithm} {mode} {threads}x{items} vec{vector_bytes} window{look_back_window} prefetch{l2_prefetch_tiles}"
                     );
                     let mut scanner = match gpu.scanner::<Op>(opts(algorithm, mode).policy(policy))
                     {
@@ -1033,5 +1037,5 @@ fn vector_widths_and_look_back_windows_on_aligned_and_unaligned_buffers() {
     check::<Max<u8>>(&gpu, &mut report, "max u8", BuiltinOp::Max, &policies);
     check::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, &policies);
     check::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add, &policies);
-    report.finish("vector_widths_and_look_back_windows_on_aligned_and_unaligned_buffers");
+    report.finish("policy_variations_on_aligned_and_unaligned_buffers");
 }

@@ -42,6 +42,9 @@ pub struct EmitArgs {
     /// Override the policy's single-pass look-back window (1..=32 statuses at once).
     #[arg(long)]
     pub window: Option<u32>,
+    /// Override the policy's single-pass L2 prefetch distance in tiles (0 = off).
+    #[arg(long = "prefetch-tiles")]
+    pub l2_prefetch_tiles: Option<u32>,
     /// Write the source to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -61,6 +64,9 @@ pub fn run(args: EmitArgs) -> CliResult {
     }
     if let Some(w) = args.window {
         policy.look_back_window = w;
+    }
+    if let Some(d) = args.l2_prefetch_tiles {
+        policy.l2_prefetch_tiles = d;
     }
     let generated = generate(&spec, algorithm, mode, policy)?;
     match &args.output {

@@ -38,6 +38,9 @@ pub struct TuneArgs {
     /// Single-pass look-back windows (statuses read at once, 1..=32) to try.
     #[arg(long = "window", value_delimiter = ',', default_value = "32")]
     pub look_back_window: Vec<u32>,
+    /// Single-pass L2 prefetch distances (tiles ahead, 0 = off) to try.
+    #[arg(long = "prefetch-tiles", value_delimiter = ',', default_value = "0,48")]
+    pub l2_prefetch_tiles: Vec<u32>,
     /// log2 of the number of elements each candidate is timed on.
     #[arg(long, default_value_t = 28)]
     pub log2n: u32,
@@ -58,6 +61,7 @@ struct Trial {
     items_per_thread: u32,
     vector_bytes: u32,
     look_back_window: u32,
+    l2_prefetch_tiles: u32,
     scan_ms: f64,
     copy_ms: f64,
     fraction_of_copy: f64,
@@ -96,9 +100,9 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
     }
     println!(
-        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | scan ms | fraction of copy |"
+        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | prefetch tiles | scan ms | fraction of copy |"
     );
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for t in &trials {
         let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
             " **best**"
@@ -106,7 +110,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             ""
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
             t.algorithm,
             t.op,
             t.ty,
@@ -116,6 +120,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             t.block_threads * t.items_per_thread,
             t.vector_bytes,
             t.look_back_window,
+            t.l2_prefetch_tiles,
             t.scan_ms,
             t.fraction_of_copy
         );
@@ -162,27 +167,31 @@ where
         for &items in &args.items {
             for &vector_bytes in &args.vector_bytes {
                 for &look_back_window in &args.look_back_window {
-                    shapes.push(TuningPolicy {
-                        min_blocks_per_sm: if threads * default_cap <= 2048 {
-                            default_cap
-                        } else {
-                            1
-                        },
-                        vector_bytes,
-                        look_back_window,
-                        ..TuningPolicy::new(threads, items)
-                    });
+                    for &l2_prefetch_tiles in &args.l2_prefetch_tiles {
+                        shapes.push(TuningPolicy {
+                            min_blocks_per_sm: if threads * default_cap <= 2048 {
+                                default_cap
+                            } else {
+                                1
+                            },
+                            vector_bytes,
+                            look_back_window,
+                            l2_prefetch_tiles,
+                            ..TuningPolicy::new(threads, items)
+                        });
+                    }
                 }
             }
         }
     }
     for policy in shapes {
         let shape = format!(
-            "{}x{} vec{} window{}",
+            "{}x{} vec{} window{} prefetch{}",
             policy.block_threads,
             policy.items_per_thread,
             policy.vector_bytes,
-            policy.look_back_window
+            policy.look_back_window,
+            policy.l2_prefetch_tiles
         );
         let mut scanner =
             match gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy)) {
@@ -214,6 +223,7 @@ where
             items_per_thread: policy.items_per_thread,
             vector_bytes: policy.vector_bytes,
             look_back_window: policy.look_back_window,
+            l2_prefetch_tiles: policy.l2_prefetch_tiles,
             scan_ms,
             copy_ms,
             fraction_of_copy: copy_ms / scan_ms,
