@@ -1072,6 +1072,16 @@ __device__ __forceinline__ void scan_load_tile(""")
             st_ef(tile_out + idx, smem[scan_smem_index(idx)], pol);""")
     return s
 
+# ---- 8-byte elements (emitted with --type i64; harness op add64) ---------------------------------
+if prefix.startswith("i64"):
+    # (The status-protocol variants measured in session 4, acquire polls with a fence or a
+    # 32-bit packed status, edited the kernel before its tile state became tagged words;
+    # BENCHMARKS.md has their numbers.)
+    for name, text in {"base": base, "tilecopy": tilecopy(base)}.items():
+        open(os.path.join(outdir, f"{prefix}_{name}.cu"), "w").write(text)
+        print(f"{prefix}_{name}")
+    sys.exit(0)
+
 variants = {
     "base": base,
     "timeline": timeline(base),

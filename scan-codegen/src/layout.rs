@@ -80,27 +80,17 @@ pub fn static_shared_bytes(
 
 /// Tile-state header: the two tile-id counters, padded so the per-tile arrays stay aligned.
 pub const TILE_STATE_HEADER_BYTES: u64 = 128;
-/// Elements up to this size share a 64-bit word with their tile's status word.
-pub const PACKED_STATUS_MAX_ELEM: usize = 4;
-
-/// Bytes of one tile record `{u32 status; T aggregate; T inclusive}` (C layout) for elements
-/// of more than [`PACKED_STATUS_MAX_ELEM`] bytes.
-pub fn tile_record_bytes(elem_size: usize, elem_align: usize) -> u64 {
-    let align = elem_align.max(4) as u64;
-    let aggregate = round_up(4, elem_align.max(1) as u64);
-    round_up(aggregate + 2 * elem_size as u64, align)
+/// Tagged 64-bit words per tile in the single-pass tile state: one per 32-bit word of the
+/// element (each carries a copy of the status word beside its slice of the value).
+pub fn status_words(elem_size: usize) -> u64 {
+    (elem_size.max(1) as u64).div_ceil(4)
 }
 
 /// Bytes of single-pass tile state for `num_tiles` tiles (see `templates/look_back.cu.tera`).
 /// The layout does not depend on `num_tiles` beyond the length: a larger state serves any
 /// smaller launch.
-pub fn tile_state_bytes(elem_size: usize, elem_align: usize, num_tiles: u64) -> u64 {
-    let n = num_tiles.max(1);
-    if elem_size <= PACKED_STATUS_MAX_ELEM {
-        TILE_STATE_HEADER_BYTES + 8 * n
-    } else {
-        TILE_STATE_HEADER_BYTES + tile_record_bytes(elem_size, elem_align) * n
-    }
+pub fn tile_state_bytes(elem_size: usize, num_tiles: u64) -> u64 {
+    TILE_STATE_HEADER_BYTES + 8 * status_words(elem_size) * num_tiles.max(1)
 }
 
 #[cfg(test)]
@@ -205,14 +195,14 @@ mod tests {
 
     #[test]
     fn tile_state_sizes() {
-        assert_eq!(tile_state_bytes(4, 4, 10), 128 + 80);
-        assert_eq!(tile_state_bytes(1, 1, 1), 136);
-        assert_eq!(tile_record_bytes(8, 8), 24);
-        assert_eq!(tile_record_bytes(8, 4), 20);
-        assert_eq!(tile_record_bytes(12, 4), 28);
-        assert_eq!(tile_record_bytes(16, 8), 40);
-        assert_eq!(tile_record_bytes(24, 8), 56);
-        assert_eq!(tile_state_bytes(8, 8, 10), 128 + 240);
-        assert_eq!(tile_state_bytes(12, 4, 0), tile_state_bytes(12, 4, 1));
+        assert_eq!(tile_state_bytes(4, 10), 128 + 80);
+        assert_eq!(tile_state_bytes(1, 1), 136);
+        assert_eq!(status_words(1), 1);
+        assert_eq!(status_words(4), 1);
+        assert_eq!(status_words(6), 2);
+        assert_eq!(status_words(8), 2);
+        assert_eq!(status_words(12), 3);
+        assert_eq!(tile_state_bytes(8, 10), 128 + 160);
+        assert_eq!(tile_state_bytes(12, 0), tile_state_bytes(12, 1));
     }
 }

@@ -245,6 +245,12 @@ impl TuningPolicy {
                 Self::MAX_ITEMS_PER_THREAD
             ));
         }
+        if self.min_blocks_per_sm == 0 || self.min_blocks_per_sm > 32 {
+            return bad(format!(
+                "min_blocks_per_sm = {} must be between 1 (no register cap) and 32 (the most blocks an SM holds)",
+                self.min_blocks_per_sm
+            ));
+        }
         if !self.vector_bytes.is_power_of_two() || self.vector_bytes > Self::MAX_VECTOR_BYTES {
             return bad(format!(
                 "vector_bytes = {} must be 1, 2, 4, 8 or 16 (the widest global access is 16 bytes)",
@@ -425,6 +431,12 @@ mod tests {
             ..p(128, 8)
         };
         assert!(err(prefetch(4097), 4).contains("l2_prefetch_tiles = 4097"));
+        let cap = |min_blocks_per_sm| TuningPolicy {
+            min_blocks_per_sm,
+            ..p(128, 8)
+        };
+        assert!(err(cap(0), 4).contains("min_blocks_per_sm = 0"));
+        assert!(err(cap(33), 4).contains("between 1"));
         assert!(prefetch(4096).validate(Algorithm::SinglePass, 4, 4).is_ok());
         assert!(with(1, 1).validate(Algorithm::SinglePass, 4, 4).is_ok());
         assert!(p(1024, 1).validate(Algorithm::Blelloch, 4, 4).is_ok());

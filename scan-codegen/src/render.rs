@@ -57,18 +57,15 @@ impl GeneratedScan {
     ///
     /// Layout (offsets from the start, which must be 128-byte aligned):
     /// * `[0, 128)`: header; `u32` tile-id counters at bytes 0 and 4, the rest unused.
-    /// * elements of at most 4 bytes: at 128, one `u64` per tile: low half the status word
-    ///   (`epoch << 2 | state`, state 1 = aggregate, 2 = inclusive), high half the value's bytes.
-    /// * larger elements: at 128, one record per tile, `struct { u32 status; T aggregate;
-    ///   T inclusive; }` in C layout ([`layout::tile_record_bytes`]).
+    /// * at 128, [`layout::status_words`] `u64`s per tile (one per 32-bit word of the element):
+    ///   low half the status word (`epoch << 2 | state`, state 1 = aggregate, 2 = inclusive),
+    ///   high half that 32-bit word of the value.
     ///
     /// Only the length depends on `num_tiles`: a state allocated for more tiles can be reused
     /// for any smaller launch (zeroed once, never cleared between launches).
     pub fn tile_state_bytes(&self, num_tiles: u64) -> u64 {
         match self.algorithm {
-            Algorithm::SinglePass => {
-                layout::tile_state_bytes(self.elem_size, self.elem_align, num_tiles)
-            }
+            Algorithm::SinglePass => layout::tile_state_bytes(self.elem_size, num_tiles),
             _ => 0,
         }
     }
@@ -335,15 +332,8 @@ pub fn generate(
     );
     ctx.insert("log_num_banks", &layout::LOG_NUM_BANKS);
 
-    ctx.insert(
-        "packed_status",
-        &(elem_size <= layout::PACKED_STATUS_MAX_ELEM),
-    );
+    ctx.insert("status_words", &layout::status_words(elem_size));
     ctx.insert("tile_state_header", &layout::TILE_STATE_HEADER_BYTES);
-    ctx.insert(
-        "record_bytes",
-        &layout::tile_record_bytes(elem_size, elem_align),
-    );
     ctx.insert("max_epoch", &GeneratedScan::MAX_EPOCH);
     ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);
     ctx.insert("look_back_window", &policy.look_back_window);
@@ -458,7 +448,7 @@ mod tests {
         let g = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap();
         assert_eq!(g.tile_items(), 512);
         assert_eq!(g.num_tiles(1025), 3);
-        assert_eq!(g.tile_state_bytes(3), 128 + 3 * 24);
+        assert_eq!(g.tile_state_bytes(3), 128 + 3 * 16);
         assert_eq!(g.kernel_names(), &["scangen_single_pass"]);
         let h = generate(&spec, Algorithm::Blelloch, ScanMode::Inclusive, p).unwrap();
         assert_eq!(h.tile_state_bytes(3), 0);

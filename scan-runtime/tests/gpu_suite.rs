@@ -536,6 +536,104 @@ fn non_commutative_struct_op_keeps_order() {
     report.finish("non_commutative_struct_op_keeps_order");
 }
 
+/// A 12-byte element: three 32-bit words, so the single-pass tile state carries three tagged
+/// words per tile (the only ones whose status halves can disagree mid-publish).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Tally {
+    sum: u32,
+    count: u32,
+    last: u32,
+}
+
+// SAFETY: repr(C) struct of three u32, as declared; every bit pattern is valid.
+unsafe impl ScanElement for Tally {
+    fn element_type() -> ElementType {
+        let field = |name: &str| StructField {
+            name: name.into(),
+            ty: PrimType::U32,
+        };
+        ElementType::Struct(StructDecl::new(
+            "Tally",
+            vec![field("sum"), field("count"), field("last")],
+        ))
+    }
+}
+
+// SAFETY: plain old data, passed by value as its bytes.
+unsafe impl DeviceRepr for Tally {}
+
+/// Wrapping sums of `sum` and `count`, and the `last` of the latest element with a nonzero
+/// count: associative, not commutative.
+struct LastOfRun;
+
+impl ScanOp for LastOfRun {
+    type Elem = Tally;
+    fn identity() -> Tally {
+        Tally {
+            sum: 0,
+            count: 0,
+            last: 0,
+        }
+    }
+    fn combine(l: Tally, r: Tally) -> Tally {
+        Tally {
+            sum: l.sum.wrapping_add(r.sum),
+            count: l.count.wrapping_add(r.count),
+            last: if r.count != 0 { r.last } else { l.last },
+        }
+    }
+    fn device_op() -> OpSpec {
+        OpSpec {
+            name: "last_of_run".into(),
+            element: Tally::element_type(),
+            lhs: "l".into(),
+            rhs: "r".into(),
+            combine_body: "Tally t; t.sum = l.sum + r.sum; t.count = l.count + r.count; \
+                           t.last = r.count != 0u ? r.last : l.last; return t;"
+                .into(),
+            identity_body: "Tally t; t.sum = 0u; t.count = 0u; t.last = 0u; return t;".into(),
+        }
+    }
+}
+
+impl TestValue for Tally {
+    const INTEGER: bool = true;
+    /// Every word random (count 0 a quarter of the time, so `last` must skip those).
+    fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
+        let r = rng.next();
+        Tally {
+            sum: (r >> 32) as u32 | 1,
+            count: if r & 3 == 0 {
+                0
+            } else {
+                (r >> 2) as u32 & 7 | 1
+            },
+            last: (r >> 8) as u32 | 1,
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn twelve_byte_struct_op_keeps_order() {
+    let gpu = gpu();
+    let x = Tally {
+        sum: 1,
+        count: 1,
+        last: 5,
+    };
+    let y = Tally {
+        sum: 2,
+        count: 1,
+        last: 9,
+    };
+    assert_ne!(LastOfRun::combine(x, y), LastOfRun::combine(y, x));
+    let mut report = Report::default();
+    run_builtin::<LastOfRun>(&gpu, &mut report, "last_of_run Tally", BuiltinOp::Add);
+    report.finish("twelve_byte_struct_op_keeps_order");
+}
+
 /// Small and medium sizes for runs under compute-sanitizer (memcheck, racecheck, synccheck,
 /// initcheck), which slow kernels down a hundredfold: one and several tiles, partial last tiles,
 /// and a size that needs a two-level hierarchy.
@@ -567,6 +665,13 @@ fn sanitizer_smoke() {
         &mut report,
         "max f64",
         BuiltinOp::Max,
+        sanitizer_sizes,
+    );
+    run_sizes::<LastOfRun>(
+        &gpu,
+        &mut report,
+        "last_of_run Tally",
+        BuiltinOp::Add,
         sanitizer_sizes,
     );
     report.finish("sanitizer_smoke");

@@ -36,6 +36,15 @@ pub struct EmitArgs {
     /// Compute capability the tuning policy is chosen for (90 = H100).
     #[arg(long, default_value_t = 90)]
     pub arch: u32,
+    /// Override the policy's threads per block.
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Override the policy's items per thread.
+    #[arg(long)]
+    pub items: Option<u32>,
+    /// Override the policy's register cap (blocks per SM asked of ptxas; 1 = no cap).
+    #[arg(long = "min-blocks-per-sm")]
+    pub min_blocks_per_sm: Option<u32>,
     /// Override the policy's bytes per lane per global access (1, 2, 4, 8, 16).
     #[arg(long = "vector-bytes")]
     pub vector_bytes: Option<u32>,
@@ -59,6 +68,15 @@ pub fn run(args: EmitArgs) -> CliResult {
         ScanMode::Inclusive
     };
     let mut policy = TuningPolicy::for_target(args.arch, algorithm, spec.element.size());
+    if let Some(t) = args.threads {
+        policy.block_threads = t;
+    }
+    if let Some(i) = args.items {
+        policy.items_per_thread = i;
+    }
+    if let Some(b) = args.min_blocks_per_sm {
+        policy.min_blocks_per_sm = b;
+    }
     if let Some(v) = args.vector_bytes {
         policy.vector_bytes = v;
     }
