@@ -550,7 +550,7 @@ __device__ __forceinline__ T dfr_look_back(const ScanTileState& ts, u32 f, u32 e
     for (;;) {
         const i64 pred = window_end - (i64)SCAN_WARP_THREADS + (i64)lane;
         const u32 slot = pred >= 0 ? (u32)pred : 0u;
-        u64 word, self_word;
+        ScanPolledStatus word, self_word;
         const u32 polled = ts.poll(slot, epoch, word);
         const u32 self_state = self_ready ? SCAN_STATUS_AGGREGATE : ts.poll(f, epoch, self_word);
         const u32 state = pred >= 0 ? polled : SCAN_STATUS_INCLUSIVE;
@@ -562,7 +562,7 @@ __device__ __forceinline__ T dfr_look_back(const ScanTileState& ts, u32 f, u32 e
         if (f == 0) {
             return prefix;
         }
-        const T v = ts.value(slot, state, word);
+        const T v = ts.value(word);
         const T value = pred >= 0 ? v : scan_identity();
         const u32 inclusive_lanes = __ballot_sync(0xffffffffu, state == SCAN_STATUS_INCLUSIVE);
         const u32 nearest = inclusive_lanes != 0 ? 31 - __clz(inclusive_lanes) : 0;

@@ -599,17 +599,19 @@ impl ScanOp for LastOfRun {
 
 impl TestValue for Tally {
     const INTEGER: bool = true;
-    /// Every word random (count 0 a quarter of the time, so `last` must skip those).
+    /// Random words; a quarter of the elements have count 0 (so `last` must skip them) and then
+    /// last 0, as the identity law needs (combine(identity, x) = x).
     fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
         let r = rng.next();
+        let count = if r & 3 == 0 {
+            0
+        } else {
+            (r >> 2) as u32 & 7 | 1
+        };
         Tally {
             sum: (r >> 32) as u32 | 1,
-            count: if r & 3 == 0 {
-                0
-            } else {
-                (r >> 2) as u32 & 7 | 1
-            },
-            last: (r >> 8) as u32 | 1,
+            count,
+            last: if count == 0 { 0 } else { (r >> 8) as u32 | 1 },
         }
     }
 }
