@@ -114,7 +114,7 @@ impl TuningPolicy {
         // gave max 154 to 167 registers against add's 80, so 3 blocks fit and max reached 0.72
         // of a copy; with the cap, max i32 reached 0.86 like add, with no spills (H100, 2^28,
         // bench/experiments). Shared memory allows 6 blocks of a 32 KiB tile as well. Where the
-        // cap makes ptxas spill (8-byte elements, float and small-integer min/max, 64-bit mul),
+        // cap makes ptxas spill (8-byte elements, small-integer min/max, 64-bit mul),
         // the runtime rebuilds with `relaxed_register_cap` (scan-runtime's gpu.rs).
         let (block_threads, bytes_per_thread, max_items, smem_budget, min_blocks): (
             u32,
@@ -209,7 +209,9 @@ impl TuningPolicy {
     /// 12 bytes and still gained (0.82 of a copy against 0.76 uncapped), but f32 max spilling 32
     /// bytes at 4 blocks fell to 0.55 against 0.72 uncapped; the spill's cost depends on where
     /// it lands, so the runtime does not bet on it. Stepping down one block at a time finds the
-    /// tightest cap that does not spill: 5 blocks (96 registers) for 8-byte sums, 3 for f32 max.
+    /// tightest cap that does not spill: 5 blocks (96 registers) for 8-byte sums and min/max.
+    /// (f32 max needed 3 blocks while it was written with `fmaxf`; as a compare and select it
+    /// fits the 6-block cap.)
     pub fn relaxed_register_cap(&self) -> Option<TuningPolicy> {
         (self.min_blocks_per_sm > 1).then(|| TuningPolicy {
             min_blocks_per_sm: self.min_blocks_per_sm - 1,
