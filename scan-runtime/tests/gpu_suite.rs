@@ -1123,7 +1123,19 @@ fn policy_variations_on_aligned_and_unaligned_buffers() {
                     };
                     let tile = scanner.tile_items();
                     let mut rng = Rng::new(&case);
-                    for n in [1, 33, tile - 1, tile, tile + 1, 3 * tile + 5, 70 * tile + 3] {
+                    // 300 tiles: past the first wave, which the prefetch skips (these shapes
+                    // have no register cap, so it counts one block per SM: 132 tiles on an
+                    // H100), so the prefetching policies issue some.
+                    for n in [
+                        1,
+                        33,
+                        tile - 1,
+                        tile,
+                        tile + 1,
+                        3 * tile + 5,
+                        70 * tile + 3,
+                        300 * tile + 7,
+                    ] {
                         let input: Vec<Op::Elem> =
                             (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
                         check_scans(
