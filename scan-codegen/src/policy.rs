@@ -26,7 +26,9 @@ pub struct TuningPolicy {
     /// Single-pass only: how many tiles ahead of its own a block asks L2 to fetch (0 = off).
     /// The block that claims tile t issues one bulk L2 prefetch (`cp.async.bulk.prefetch`,
     /// sm_90+; a no-op on older archs) for tile t + this, so DRAM reads go out that many tiles
-    /// before the loads that need them, without holding registers or shared memory.
+    /// before the loads that need them, without holding registers or shared memory. Tiles of
+    /// the first wave (`min_blocks_per_sm` x SMs) are not prefetched: their blocks load them
+    /// at once.
     pub l2_prefetch_tiles: u32,
 }
 
