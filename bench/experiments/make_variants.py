@@ -168,22 +168,28 @@ CLAIM_TILE_FN = """__device__ __forceinline__ u32 scan_claim_tile(const ScanTile
     return tile;
 }"""
 
-PUBLISH_AND_LOOK_BACK = """        if (threadIdx.x == 0) {
-            ts.publish(tile, tile == 0 ? SCAN_STATUS_INCLUSIVE : SCAN_STATUS_AGGREGATE, aggregate, epoch);
-        }
-        if (tile > 0 && threadIdx.x < SCAN_WARP_THREADS) {
-            const u32 lane = threadIdx.x;
-            const T prefix = scan_look_back(ts, tile, epoch, lane);
-            if (lane == 0) {
-                ts.publish(tile, SCAN_STATUS_INCLUSIVE, scan_combine(prefix, aggregate), epoch);
-                storage.exclusive_prefix = prefix;
-            }
-        }
-        T tile_prefix = scan_identity();
-        if (tile > 0) {
-            __syncthreads();
-            tile_prefix = storage.exclusive_prefix;
-        }"""
+def publish_and_look_back(storage="storage", prefix="tile_prefix", indent=8):
+    # Publish the aggregate, look back (warp 0), broadcast the prefix: the step every variant
+    # with its own kernel body shares.
+    code = f"""if (threadIdx.x == 0) {{
+    ts.publish(tile, tile == 0 ? SCAN_STATUS_INCLUSIVE : SCAN_STATUS_AGGREGATE, aggregate, epoch);
+}}
+if (tile > 0 && threadIdx.x < SCAN_WARP_THREADS) {{
+    const u32 lane = threadIdx.x;
+    const T prefix = scan_look_back(ts, tile, epoch, lane);
+    if (lane == 0) {{
+        ts.publish(tile, SCAN_STATUS_INCLUSIVE, scan_combine(prefix, aggregate), epoch);
+        {storage}.exclusive_prefix = prefix;
+    }}
+}}
+T {prefix} = scan_identity();
+if (tile > 0) {{
+    __syncthreads();
+    {prefix} = {storage}.exclusive_prefix;
+}}"""
+    return "\n".join(" " * indent + line for line in code.split("\n"))
+
+PUBLISH_AND_LOOK_BACK = publish_and_look_back()
 
 def claim_tile_code(storage):
     # The block's tile id, broadcast through `storage.tile_id`; blocks past the end leave.
@@ -752,22 +758,7 @@ CLAIM_TILE("storage")
         scan_block_exclusive(scan_thread_reduce(items), excl_a, agg_a, storage.block_a);
         excl_b = agg_b = aggregate = agg_a;
     }
-    if (threadIdx.x == 0) {
-        ts.publish(tile, tile == 0 ? SCAN_STATUS_INCLUSIVE : SCAN_STATUS_AGGREGATE, aggregate, epoch);
-    }
-    if (tile > 0 && threadIdx.x < SCAN_WARP_THREADS) {
-        const u32 lane = threadIdx.x;
-        const T prefix = scan_look_back(ts, tile, epoch, lane);
-        if (lane == 0) {
-            ts.publish(tile, SCAN_STATUS_INCLUSIVE, scan_combine(prefix, aggregate), epoch);
-            storage.exclusive_prefix = prefix;
-        }
-    }
-    T tile_prefix = scan_identity();
-    if (tile > 0) {
-        __syncthreads();
-        tile_prefix = storage.exclusive_prefix;
-    }
+PUBLISH_AND_LOOK_BACK_4
     const bool first_thread = t == 0;
     // first half: registers
     {
@@ -804,6 +795,7 @@ CLAIM_TILE("storage")
     }
 }
 """
+    k = k.replace("PUBLISH_AND_LOOK_BACK_4", publish_and_look_back(indent=4))
     return s[:start] + with_claim(k.replace("TILE_EXPR", tile_expr).replace("SMEM_HALF", "true" if smem_half else "false"))
 
 def hybrid2(s, a_items=64, b_items=64):
@@ -934,21 +926,7 @@ CLAIM_TILE("st")
     }
     const T agg_a = ra;
     const T aggregate = scan_combine(ra, rb);
-    if (threadIdx.x == 0) {
-        ts.publish(tile, tile == 0 ? SCAN_STATUS_INCLUSIVE : SCAN_STATUS_AGGREGATE, aggregate, epoch);
-    }
-    if (tile > 0 && threadIdx.x < SCAN_WARP_THREADS) {
-        const T prefix = scan_look_back(ts, tile, epoch, lane);
-        if (lane == 0) {
-            ts.publish(tile, SCAN_STATUS_INCLUSIVE, scan_combine(prefix, aggregate), epoch);
-            st.exclusive_prefix = prefix;
-        }
-    }
-    T tp = scan_identity();
-    if (tile > 0) {
-        __syncthreads();
-        tp = st.exclusive_prefix;
-    }
+PUBLISH_AND_LOOK_BACK_ST
     const bool has_tp = tile > 0;
     // half A: seeds per round, scan, transpose back, store
 #pragma unroll
@@ -995,6 +973,7 @@ CLAIM_TILE("st")
     }
 }
 """
+    k = k.replace("PUBLISH_AND_LOOK_BACK_ST", publish_and_look_back("st", "tp", indent=4))
     return s[:start] + with_claim(k.replace("@A@", str(a_items)).replace("@B@", str(b_items)))
 
 # ---- L2 staging: data for later tiles requested ahead, without registers -------------------------

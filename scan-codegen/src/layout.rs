@@ -80,9 +80,10 @@ pub fn static_shared_bytes(
 
 /// Tile-state header: the two tile-id counters, padded so the per-tile arrays stay aligned.
 pub const TILE_STATE_HEADER_BYTES: u64 = 128;
-/// Tagged 64-bit words per tile in the single-pass tile state: one per 32-bit word of the
-/// element (each carries a copy of the status word beside its slice of the value).
-pub fn status_words(elem_size: usize) -> u64 {
+/// 32-bit words an element occupies (`SCAN_T_WORDS`), which is also the number of tagged 64-bit
+/// words per tile in the single-pass tile state (each carries a copy of the status word beside
+/// one word of the value).
+pub fn elem_words(elem_size: usize) -> u64 {
     (elem_size.max(1) as u64).div_ceil(4)
 }
 
@@ -90,7 +91,7 @@ pub fn status_words(elem_size: usize) -> u64 {
 /// The layout does not depend on `num_tiles` beyond the length: a larger state serves any
 /// smaller launch.
 pub fn tile_state_bytes(elem_size: usize, num_tiles: u64) -> u64 {
-    TILE_STATE_HEADER_BYTES + 8 * status_words(elem_size) * num_tiles.max(1)
+    TILE_STATE_HEADER_BYTES + 8 * elem_words(elem_size) * num_tiles.max(1)
 }
 
 #[cfg(test)]
@@ -116,7 +117,7 @@ mod tests {
     /// number of distinct words mapped to one bank (1 = conflict free).
     fn blocked_read_conflicts(elem_size: usize, items: u32, i: u32) -> usize {
         let pad = smem_pad_every(elem_size, items);
-        let words_per_elem = elem_size.div_ceil(4).max(1);
+        let words_per_elem = elem_words(elem_size) as usize;
         // 8-byte accesses are served per half warp, 16-byte per quarter warp.
         let group = (32 / words_per_elem.clamp(1, 4)) as u32;
         let mut worst = 1;
@@ -197,11 +198,11 @@ mod tests {
     fn tile_state_sizes() {
         assert_eq!(tile_state_bytes(4, 10), 128 + 80);
         assert_eq!(tile_state_bytes(1, 1), 136);
-        assert_eq!(status_words(1), 1);
-        assert_eq!(status_words(4), 1);
-        assert_eq!(status_words(6), 2);
-        assert_eq!(status_words(8), 2);
-        assert_eq!(status_words(12), 3);
+        assert_eq!(elem_words(1), 1);
+        assert_eq!(elem_words(4), 1);
+        assert_eq!(elem_words(6), 2);
+        assert_eq!(elem_words(8), 2);
+        assert_eq!(elem_words(12), 3);
         assert_eq!(tile_state_bytes(8, 10), 128 + 160);
         assert_eq!(tile_state_bytes(12, 0), tile_state_bytes(12, 1));
     }

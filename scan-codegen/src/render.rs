@@ -57,7 +57,7 @@ impl GeneratedScan {
     ///
     /// Layout (offsets from the start, which must be 128-byte aligned):
     /// * `[0, 128)`: header; `u32` tile-id counters at bytes 0 and 4, the rest unused.
-    /// * at 128, [`layout::status_words`] `u64`s per tile (one per 32-bit word of the element):
+    /// * at 128, [`layout::elem_words`] `u64`s per tile (one per 32-bit word of the element):
     ///   low half the status word (`epoch << 2 | state`, state 1 = aggregate, 2 = inclusive),
     ///   high half that 32-bit word of the value.
     ///
@@ -313,7 +313,7 @@ pub fn generate(
     ctx.insert("min_blocks_per_sm", &policy.min_blocks_per_sm.max(1));
     ctx.insert("tile_items", &policy.tile_items());
     ctx.insert("warps", &(policy.block_threads / 32));
-    ctx.insert("words", &elem_size.div_ceil(4));
+    ctx.insert("words", &layout::elem_words(elem_size));
 
     let pad_every = layout::smem_pad_every(elem_size, policy.items_per_thread);
     ctx.insert("pad_every", &pad_every);
@@ -332,7 +332,7 @@ pub fn generate(
     );
     ctx.insert("log_num_banks", &layout::LOG_NUM_BANKS);
 
-    ctx.insert("status_words", &layout::status_words(elem_size));
+    ctx.insert("status_words", &layout::elem_words(elem_size));
     ctx.insert("tile_state_header", &layout::TILE_STATE_HEADER_BYTES);
     ctx.insert("max_epoch", &GeneratedScan::MAX_EPOCH);
     ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);

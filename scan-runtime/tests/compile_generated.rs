@@ -4,20 +4,16 @@
 
 use scan_codegen::{generate, Algorithm, ScanMode, TuningPolicy};
 use scan_core::builtin::{Add, Max, Xor};
-use scan_core::{ElementType, OpSpec, PrimType, ScanOp, StructDecl, StructField};
+use scan_core::{OpSpec, PrimType, ScanOp};
 use scan_runtime::compile::{compile, compile_options, KernelImage};
 
 mod common;
-use common::nvrtc_or_skip;
+use common::{nvrtc_or_skip, uniform_struct};
 
 fn affine_op() -> OpSpec {
-    let field = |name: &str| StructField {
-        name: name.into(),
-        ty: PrimType::F32,
-    };
     OpSpec {
         name: "compose".into(),
-        element: ElementType::Struct(StructDecl::new("Affine", vec![field("a"), field("b")])),
+        element: uniform_struct("Affine", PrimType::F32, &["a", "b"]),
         lhs: "f".into(),
         rhs: "g".into(),
         combine_body: "Affine r; r.a = g.a * f.a; r.b = g.a * f.b + g.b; return r;".into(),

@@ -11,7 +11,7 @@
 //! or not, first mismatching index, expected and got) and a summary line
 //! `gpu suite (<test>): N cases passed, M failed`, then asserts M == 0.
 
-use scan_core::{BuiltinOp, ElementType, OpSpec, PrimType, ScanElement, StructDecl, StructField};
+use scan_core::{BuiltinOp, ElementType, OpSpec, PrimType, ScanElement};
 use scan_runtime::builtin::{Add, And, Max, Min, Mul, Or, Xor};
 use scan_runtime::cpu;
 use scan_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
@@ -21,7 +21,7 @@ use scan_runtime::{
 use std::sync::Arc;
 
 mod common;
-use common::{first_mismatch, opts, Build, Rng, TestValue};
+use common::{first_mismatch, opts, uniform_struct, Build, Rng, TestValue};
 
 // ---------------------------------------------------------------------------------------------
 // Harness
@@ -473,11 +473,7 @@ struct Affine {
 // SAFETY: repr(C) struct of two f32, as declared; every bit pattern is valid.
 unsafe impl ScanElement for Affine {
     fn element_type() -> ElementType {
-        let field = |name: &str| StructField {
-            name: name.into(),
-            ty: PrimType::F32,
-        };
-        ElementType::Struct(StructDecl::new("Affine", vec![field("a"), field("b")]))
+        uniform_struct("Affine", PrimType::F32, &["a", "b"])
     }
 }
 
@@ -549,14 +545,7 @@ struct Tally {
 // SAFETY: repr(C) struct of three u32, as declared; every bit pattern is valid.
 unsafe impl ScanElement for Tally {
     fn element_type() -> ElementType {
-        let field = |name: &str| StructField {
-            name: name.into(),
-            ty: PrimType::U32,
-        };
-        ElementType::Struct(StructDecl::new(
-            "Tally",
-            vec![field("sum"), field("count"), field("last")],
-        ))
+        uniform_struct("Tally", PrimType::U32, &["sum", "count", "last"])
     }
 }
 

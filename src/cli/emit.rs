@@ -68,23 +68,18 @@ pub fn run(args: EmitArgs) -> CliResult {
         ScanMode::Inclusive
     };
     let mut policy = TuningPolicy::for_target(args.arch, algorithm, spec.element.size());
-    if let Some(t) = args.threads {
-        policy.block_threads = t;
-    }
-    if let Some(i) = args.items {
-        policy.items_per_thread = i;
-    }
-    if let Some(b) = args.min_blocks_per_sm {
-        policy.min_blocks_per_sm = b;
-    }
-    if let Some(v) = args.vector_bytes {
-        policy.vector_bytes = v;
-    }
-    if let Some(w) = args.window {
-        policy.look_back_window = w;
-    }
-    if let Some(d) = args.l2_prefetch_tiles {
-        policy.l2_prefetch_tiles = d;
+    let overrides = [
+        (&mut policy.block_threads, args.threads),
+        (&mut policy.items_per_thread, args.items),
+        (&mut policy.min_blocks_per_sm, args.min_blocks_per_sm),
+        (&mut policy.vector_bytes, args.vector_bytes),
+        (&mut policy.look_back_window, args.window),
+        (&mut policy.l2_prefetch_tiles, args.l2_prefetch_tiles),
+    ];
+    for (field, value) in overrides {
+        if let Some(v) = value {
+            *field = v;
+        }
     }
     let generated = generate(&spec, algorithm, mode, policy)?;
     match &args.output {

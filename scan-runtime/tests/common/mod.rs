@@ -4,7 +4,7 @@
 // Each test crate uses a different subset.
 #![allow(dead_code)]
 
-use scan_core::{BuiltinOp, ScanElement};
+use scan_core::{BuiltinOp, ElementType, PrimType, ScanElement, StructDecl, StructField};
 use scan_runtime::cudarc::driver::DeviceRepr;
 use scan_runtime::{Algorithm, Gpu, ScanError, ScanMode, ScanOptions};
 use std::fmt::Debug;
@@ -40,6 +40,18 @@ pub fn nvrtc_or_skip(test: &str) -> bool {
         "skipping {test}: libnvrtc not found (run `. scripts/cuda-tools.sh` to test compilation)"
     );
     false
+}
+
+/// A `#[repr(C)]` struct element named `name` whose `fields` all have type `ty`, in order.
+pub fn uniform_struct(name: &str, ty: PrimType, fields: &[&str]) -> ElementType {
+    let fields = fields
+        .iter()
+        .map(|&field| StructField {
+            name: field.into(),
+            ty,
+        })
+        .collect();
+    ElementType::Struct(StructDecl::new(name, fields))
 }
 
 pub fn opts(algorithm: Algorithm, mode: ScanMode) -> ScanOptions {
