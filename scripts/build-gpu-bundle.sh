@@ -17,6 +17,7 @@ bundle="$root/.gpu"
 # --nocapture (GPU tests are #[ignore]d so that machines without a GPU skip them).
 GPU_TESTS=(
   "-p scan-runtime --test gpu_suite"
+  "-p scan-runtime --test graphs"
   "-p scan-runtime --test compile_generated"
   "-p scan-runtime --test error_paths"
   "-p scan-runtime --test soak"

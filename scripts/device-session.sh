@@ -17,7 +17,8 @@ if has suite; then
 fi
 
 if has sanitize; then
-  # Small and medium sizes, every algorithm: the non-commutative struct test and the examples.
+  # Small and medium sizes, every algorithm: the non-commutative struct test and the examples;
+  # then CUDA graph replays.
   export SCANGEN_CACHE_DIR="$PWD/.gpu/cache" SCANGEN_REQUIRE_NVRTC=1
   for t in memcheck racecheck synccheck initcheck; do
     echo "=== compute-sanitizer --tool $t" | tee -a "$out/sanitize.log"
@@ -25,6 +26,12 @@ if has sanitize; then
       .gpu/bin/tests/gpu_suite --include-ignored --test-threads=1 sanitizer_smoke \
       >>"$out/sanitize.log" 2>&1
     echo "exit $? ($t)" | tee -a "$out/sanitize.log"
+    # Graph replays: captured scans replayed across the epoch wrap, and two scanners in one graph.
+    echo "=== compute-sanitizer --tool $t (graph replays)" | tee -a "$out/sanitize.log"
+    SCANGEN_GRAPH_REPLAYS=8 timeout 240 compute-sanitizer --tool "$t" --error-exitcode 9 \
+      .gpu/bin/tests/graphs --include-ignored --test-threads=1 epoch_wrap two_scans \
+      >>"$out/sanitize.log" 2>&1
+    echo "exit $? ($t, graphs)" | tee -a "$out/sanitize.log"
     grep -E "ERROR SUMMARY|========= (Invalid|Race|Barrier|Uninitialized)" "$out/sanitize.log" | tail -3
   done
 fi

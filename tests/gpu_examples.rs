@@ -40,4 +40,5 @@ examples!(
     argmax = "../examples/argmax.rs",
     stream_compaction = "../examples/stream_compaction.rs",
     polynomial = "../examples/polynomial.rs",
+    graph_pipeline = "../examples/graph_pipeline.rs",
 );

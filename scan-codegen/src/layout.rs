@@ -78,7 +78,8 @@ pub fn static_shared_bytes(
     round_up(tile, align) + round_up(block, align) + size + 4 + 2 * align
 }
 
-/// Tile-state header: the two tile-id counters, padded so the per-tile arrays stay aligned.
+/// Tile-state header: the launch word and the sweep cursor, padded so the per-tile arrays stay
+/// aligned.
 pub const TILE_STATE_HEADER_BYTES: u64 = 128;
 /// 32-bit words an element occupies (`SCAN_T_WORDS`), which is also the number of tagged 64-bit
 /// words per tile in the single-pass tile state (each carries a copy of the status word beside
@@ -92,6 +93,11 @@ pub fn elem_words(elem_size: usize) -> u64 {
 /// smaller launch.
 pub fn tile_state_bytes(elem_size: usize, num_tiles: u64) -> u64 {
     TILE_STATE_HEADER_BYTES + 8 * elem_words(elem_size) * num_tiles.max(1)
+}
+
+/// Tile slots in a tile state of `bytes` bytes (the inverse of [`tile_state_bytes`]).
+pub fn tile_state_slots(elem_size: usize, bytes: u64) -> u64 {
+    bytes.saturating_sub(TILE_STATE_HEADER_BYTES) / (8 * elem_words(elem_size))
 }
 
 #[cfg(test)]
@@ -205,5 +211,10 @@ mod tests {
         assert_eq!(elem_words(12), 3);
         assert_eq!(tile_state_bytes(8, 10), 128 + 160);
         assert_eq!(tile_state_bytes(12, 0), tile_state_bytes(12, 1));
+        for size in [1, 4, 8, 12, 32] {
+            for tiles in [1, 2, 1000, 1 << 31] {
+                assert_eq!(tile_state_slots(size, tile_state_bytes(size, tiles)), tiles);
+            }
+        }
     }
 }

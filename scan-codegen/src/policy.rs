@@ -30,6 +30,11 @@ pub struct TuningPolicy {
     /// the first wave (`min_blocks_per_sm` x SMs) are not prefetched: their blocks load them
     /// at once.
     pub l2_prefetch_tiles: u32,
+    /// Single-pass only: launches after which the epoch in the tile state's status words wraps
+    /// back to 1 ([`TuningPolicy::MAX_EPOCH`] by default, the most 30 bits hold). Not a tuning
+    /// knob: tests lower it so that replays cross the wrap many times (each launch then clears
+    /// `ceil(slots / (max_epoch - 1))` stale tile slots, ARCHITECTURE.md).
+    pub max_epoch: u32,
 }
 
 impl TuningPolicy {
@@ -59,8 +64,12 @@ impl TuningPolicy {
             vector_bytes: Self::MAX_VECTOR_BYTES,
             look_back_window: 32,
             l2_prefetch_tiles: 0,
+            max_epoch: Self::MAX_EPOCH,
         }
     }
+
+    /// The largest epoch a status word holds (30 bits beside the 2-bit state).
+    pub const MAX_EPOCH: u32 = (1 << 30) - 1;
 
     /// Largest `l2_prefetch_tiles` accepted: further ahead, L2 evicts a tile before its block
     /// loads it (BENCHMARKS.md: 384 tiles ahead already lost 0.16 of a copy on an H100).
@@ -272,6 +281,13 @@ impl TuningPolicy {
                 "l2_prefetch_tiles = {} must be at most {} (L2 would evict a tile fetched that far ahead before its block reads it)",
                 self.l2_prefetch_tiles,
                 Self::MAX_L2_PREFETCH_TILES
+            ));
+        }
+        if self.max_epoch < 2 || self.max_epoch > Self::MAX_EPOCH {
+            return bad(format!(
+                "max_epoch = {} must be between 2 and {} (30 bits of a status word; the tile state is swept every max_epoch - 1 launches)",
+                self.max_epoch,
+                Self::MAX_EPOCH
             ));
         }
         if elem_size == 0 {

@@ -27,7 +27,7 @@ pub struct GeneratedScan {
 }
 
 impl GeneratedScan {
-    /// `scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned int epoch)`
+    /// `scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned long long tile_state_tiles)`
     pub const SINGLE_PASS_KERNEL: &'static str = "scangen_single_pass";
     /// `scangen_reduce_tiles(const T* in, T* tile_totals, unsigned long long n)`
     pub const REDUCE_TILES_KERNEL: &'static str = "scangen_reduce_tiles";
@@ -35,12 +35,6 @@ impl GeneratedScan {
     pub const SCAN_TILES_KERNEL: &'static str = "scangen_scan_tiles";
     /// `scangen_scan_spine(const T* in, T* out, unsigned long long n, const T* tile_prefixes)`
     pub const SCAN_SPINE_KERNEL: &'static str = "scangen_scan_spine";
-
-    /// Largest epoch the single-pass kernel accepts; after it the runtime wraps back to 1.
-    ///
-    /// Status words keep 30 bits of epoch. It is even so that wrapping (`MAX_EPOCH` -> 1) still
-    /// alternates the parity that selects the tile-id counter.
-    pub const MAX_EPOCH: u32 = (1 << 30) - 2;
 
     /// Elements per tile (one block's share).
     pub fn tile_items(&self) -> u64 {
@@ -56,16 +50,27 @@ impl GeneratedScan {
     /// which use no tile state. Zero it once when allocating it (see ARCHITECTURE.md).
     ///
     /// Layout (offsets from the start, which must be 128-byte aligned):
-    /// * `[0, 128)`: header; `u32` tile-id counters at bytes 0 and 4, the rest unused.
-    /// * at 128, [`layout::elem_words`] `u64`s per tile (one per 32-bit word of the element):
-    ///   low half the status word (`epoch << 2 | state`, state 1 = aggregate, 2 = inclusive),
-    ///   high half that 32-bit word of the value.
+    /// * `[0, 128)`: header: the launch word (`u64` at 0: previous launch's epoch << 32 | tiles
+    ///   claimed), the sweep cursor (`u64` at 8), the rest unused.
+    /// * at 128, [`layout::elem_words`] `u64`s per tile slot (one per 32-bit word of the
+    ///   element): low half the status word (`epoch << 2 | state`, state 1 = aggregate,
+    ///   2 = inclusive), high half that 32-bit word of the value.
     ///
     /// Only the length depends on `num_tiles`: a state allocated for more tiles can be reused
-    /// for any smaller launch (zeroed once, never cleared between launches).
+    /// for any smaller launch (zeroed once, never cleared by the host between launches; pass
+    /// its slot count, [`GeneratedScan::tile_state_slots`], as `tile_state_tiles`).
     pub fn tile_state_bytes(&self, num_tiles: u64) -> u64 {
         match self.algorithm {
             Algorithm::SinglePass => layout::tile_state_bytes(self.elem_size, num_tiles),
+            _ => 0,
+        }
+    }
+
+    /// Tile slots in a single-pass tile state of `bytes` bytes: the kernel's `tile_state_tiles`
+    /// argument. 0 for the hierarchical algorithms.
+    pub fn tile_state_slots(&self, bytes: u64) -> u64 {
+        match self.algorithm {
+            Algorithm::SinglePass => layout::tile_state_slots(self.elem_size, bytes),
             _ => 0,
         }
     }
@@ -95,9 +100,6 @@ impl GeneratedScan {
         levels
     }
 }
-
-// Status words keep 30 bits of epoch, and wrapping must alternate the counter parity.
-const _: () = assert!(GeneratedScan::MAX_EPOCH < 1 << 30 && GeneratedScan::MAX_EPOCH & 1 == 0);
 
 /// `<op>__<type>__<algo>__<mode>`, e.g. `max__i32__single-pass__inclusive`: the name of a
 /// snapshot and of `scangen emit` output files.
@@ -334,7 +336,7 @@ pub fn generate(
 
     ctx.insert("status_words", &layout::elem_words(elem_size));
     ctx.insert("tile_state_header", &layout::TILE_STATE_HEADER_BYTES);
-    ctx.insert("max_epoch", &GeneratedScan::MAX_EPOCH);
+    ctx.insert("max_epoch", &policy.max_epoch);
     ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);
     ctx.insert("look_back_window", &policy.look_back_window);
     ctx.insert("l2_prefetch_tiles", &policy.l2_prefetch_tiles);

@@ -8,11 +8,6 @@ pub const REDUCE_TILES_KERNEL: &str = GeneratedScan::REDUCE_TILES_KERNEL;
 pub const SCAN_TILES_KERNEL: &str = GeneratedScan::SCAN_TILES_KERNEL;
 pub const SCAN_SPINE_KERNEL: &str = GeneratedScan::SCAN_SPINE_KERNEL;
 
-/// Largest epoch passed to the single-pass kernel before wrapping back to 1.
-pub fn max_epoch(_scan: &GeneratedScan) -> u32 {
-    GeneratedScan::MAX_EPOCH
-}
-
 /// Elements per tile (one block's share).
 pub fn tile_items(scan: &GeneratedScan) -> u64 {
     scan.tile_items()

@@ -76,6 +76,22 @@ pub enum ScanError {
         source: DriverError,
     },
 
+    /// A scan inside a CUDA graph capture would have to load a module or allocate scratch,
+    /// which a capture forbids. Nothing was launched and the capture is intact.
+    #[error("a scan of {n} elements cannot be captured into a CUDA graph yet: it needs {needs}, which is not allowed while the stream is capturing; call Scanner::prepare({n}, &stream) before beginning the capture")]
+    NotPreparedForCapture { n: u64, needs: String },
+
+    /// The stream's capture is invalidated, so nothing was launched into it; `why` says when
+    /// and what to do.
+    #[error("the CUDA graph capture of the stream was invalidated {why}")]
+    CaptureInvalidated { why: &'static str },
+
+    /// A scan inside a capture whose scanner last ran on another stream: ordering after that
+    /// work would make the capture wait on work outside it, which CUDA forbids. Nothing was
+    /// launched and the capture is intact.
+    #[error("the scanner's previous launch was on another stream, and a CUDA graph capture cannot wait on work outside it; call Scanner::prepare(n, &stream) with the capturing stream before beginning the capture")]
+    CaptureAfterOtherStream,
+
     /// Rendering the kernel source failed.
     #[error("code generation failed: {0}")]
     Codegen(#[from] CodegenError),

@@ -40,7 +40,7 @@ impl Kernel {
 }
 
 /// One kernel launch: `kernel(input, output, n, prefixes)` on `grid` blocks. For `SinglePass`
-/// the tile state and epoch are appended by the launcher and `prefixes` is `None`.
+/// the tile state and its slot count are appended by the launcher and `prefixes` is `None`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Launch {
     pub kernel: Kernel,

@@ -19,14 +19,17 @@
 
 mod abi;
 mod auto;
+mod capture;
 pub mod compile;
 pub mod cpu;
+mod device_buffer;
 pub mod disk_cache;
 mod error;
 mod gpu;
 pub mod launch_plan;
 mod options;
 mod scanner;
+mod workspace;
 
 pub use auto::{auto, AnyScanner, Scan};
 pub use cpu::CpuScanner;

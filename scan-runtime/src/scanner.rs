@@ -1,9 +1,11 @@
 //! A compiled scan for one operator, ready to launch: host and device entry points.
 
 use crate::abi;
+use crate::capture::{self, Capture};
 use crate::error::{alloc, driver, ScanError};
 use crate::gpu::{Gpu, LoadedScan, ModuleKey};
 use crate::launch_plan::{self, Buffer, Kernel, LaunchPlan};
+use crate::workspace::{Needs, Workspace};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
     CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
@@ -19,6 +21,17 @@ use std::sync::Arc;
 /// allocated on first use, reused, and grown when a larger input arrives; hence `&mut self`.
 /// Launches on any stream of its device without host synchronisation: when the stream differs
 /// from the previous launch's, the new stream waits (on the device) for the previous launches.
+///
+/// # CUDA graphs
+///
+/// Every algorithm can be captured into a CUDA graph and replayed: the single-pass kernel keeps
+/// its launch state (epoch, tile counter) in the tile state and advances it itself, so each
+/// replay is a correct new scan. Before the capture, call [`Scanner::prepare`] with the largest
+/// input the graph will scan, on the capturing stream: it loads every kernel and sizes the
+/// scratch, since a capture may not load modules or allocate. A scan inside a capture that
+/// would need either is a [`ScanError::NotPreparedForCapture`]. The graph uses the scanner's
+/// scratch: keep the scanner alive while the graph can run, and order replays with direct
+/// launches of the same scanner (same stream, or events), as for any buffer a graph uses.
 pub struct Scanner<Op: ScanOp> {
     gpu: Gpu,
     loaded: Arc<LoadedScan>,
@@ -26,7 +39,7 @@ pub struct Scanner<Op: ScanOp> {
     /// The small-tile variant for inputs that leave multiprocessors idle with `loaded`'s
     /// tiles (`TuningPolicy::for_small_input`): its key until first used, then the module.
     small: SmallVariant,
-    workspace: Workspace<Op::Elem>,
+    workspace: Workspace,
     _op: PhantomData<fn() -> Op>,
 }
 
@@ -34,18 +47,6 @@ enum SmallVariant {
     None,
     NotLoaded(Box<ModuleKey>),
     Loaded(Arc<LoadedScan>, u64),
-}
-
-/// Temporary device storage shared by all launches of one scanner.
-struct Workspace<T> {
-    /// All hierarchy levels in one allocation (see `LaunchPlan::level_offset`).
-    levels: Option<CudaSlice<T>>,
-    /// Single-pass tile state, zeroed once when allocated.
-    tile_state: Option<CudaSlice<u8>>,
-    /// Epoch of the last single-pass launch on `tile_state`; 0 = none yet.
-    epoch: u32,
-    /// The stream of the last launch: later launches elsewhere are ordered after it.
-    last_stream: Option<Arc<CudaStream>>,
 }
 
 impl<Op: ScanOp> std::fmt::Debug for Scanner<Op> {
@@ -70,12 +71,7 @@ where
             loaded,
             tile,
             small: small.map_or(SmallVariant::None, |k| SmallVariant::NotLoaded(Box::new(k))),
-            workspace: Workspace {
-                levels: None,
-                tile_state: None,
-                epoch: 0,
-                last_stream: None,
-            },
+            workspace: Workspace::new(),
             _op: PhantomData,
         }
     }
@@ -153,8 +149,44 @@ where
         download(&stream, &staging, data)
     }
 
+    /// Makes the scanner ready to scan up to `n` elements on `stream` without loading a module
+    /// or allocating: loads every kernel variant an input of at most `n` elements can use and
+    /// sizes the scratch for the largest, enqueued on `stream` (no host synchronisation). Call it
+    /// before capturing scans into a CUDA graph, on the capturing stream, and launch the graph
+    /// after it (on the same stream, or once the stream has synchronised).
+    pub fn prepare(&mut self, n: u64, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
+        self.check_device(stream)?;
+        if capture::status(stream)? == Capture::Active {
+            return Err(ScanError::NotPreparedForCapture {
+                n,
+                needs: "Scanner::prepare itself (it loads modules and allocates)".into(),
+            });
+        }
+        let mut needs = Needs::default();
+        let mut sizes = vec![n];
+        if let Some(largest_small) = self.largest_small_input() {
+            sizes.push(n.min(largest_small));
+        }
+        for m in sizes {
+            let (loaded, tile) = self.variant_for(m, Capture::None)?;
+            needs = needs.max(self.needs(&loaded, &launch_plan::plan(self.algorithm(), m, tile)?));
+        }
+        self.workspace.follow(stream, Capture::None)?;
+        self.workspace.reserve(stream, needs)?;
+        self.workspace.used(stream, Capture::None);
+        Ok(())
+    }
+
     /// Enqueues a scan of device memory on `stream`; returns without waiting for it. `input`
     /// and `output` are [`CudaSlice`]s or views of the same length (checked before launching).
+    ///
+    /// Inside a CUDA graph capture with cudarc's event tracking on (its default), cudarc makes
+    /// the stream wait on each buffer's last recorded use, which CUDA only allows when that use
+    /// is inside the same capture: buffers that are new, or last used inside the capture, work;
+    /// a buffer last used outside it breaks the capture, reported as
+    /// [`ScanError::CaptureInvalidated`]. [`Scanner::scan_device_ptr`] takes raw pointers and
+    /// waits on nothing. The scan itself records no use of the buffers inside a capture, so
+    /// they can be read and written outside it afterwards.
     pub fn scan_device<I, O>(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -169,13 +201,23 @@ where
         self.check_device(stream)?;
         self.check_device(input.stream())?;
         self.check_device(output.stream())?;
-        let n = input.len() as u64;
-        let (input_ptr, _read) = input.device_ptr(stream);
-        let (output_ptr, _write) = output.device_ptr_mut(stream);
-        self.launch(stream, input_ptr, output_ptr, n)
+        let capture = capture::status(stream)?;
+        let Some(ready) = self.ready(stream, capture, input.len() as u64)? else {
+            return Ok(());
+        };
+        let (input_ptr, read) = input.device_ptr(stream);
+        let (output_ptr, write) = output.device_ptr_mut(stream);
+        if capture == Capture::Active {
+            // A record inside the capture would make every later use of the buffer outside it
+            // wait on a captured event, which CUDA rejects (and cudarc reports at its next call).
+            std::mem::forget((read, write));
+            capture::check_buffers(stream, capture)?;
+        }
+        self.enqueue(stream, capture, &ready, input_ptr, output_ptr)
     }
 
-    /// Enqueues an in-place scan of device memory on `stream`; returns without waiting.
+    /// Enqueues an in-place scan of device memory on `stream`; returns without waiting. Inside
+    /// a capture, the buffer follows the rules of [`Scanner::scan_device`].
     pub fn scan_device_in_place<D>(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -186,19 +228,62 @@ where
     {
         self.check_device(stream)?;
         self.check_device(data.stream())?;
-        let n = data.len() as u64;
-        let (ptr, _write) = data.device_ptr_mut(stream);
-        self.launch(stream, ptr, ptr, n)
+        let capture = capture::status(stream)?;
+        let Some(ready) = self.ready(stream, capture, data.len() as u64)? else {
+            return Ok(());
+        };
+        let (ptr, write) = data.device_ptr_mut(stream);
+        if capture == Capture::Active {
+            // As in scan_device: no record of the use inside the capture.
+            std::mem::forget(write);
+            capture::check_buffers(stream, capture)?;
+        }
+        self.enqueue(stream, capture, &ready, ptr, ptr)
+    }
+
+    /// Enqueues a scan of `n` elements from device address `input` to `output` (equal for in
+    /// place) on `stream`, with no cudarc event tracking: nothing waits on earlier uses of the
+    /// buffers. For memory owned by other libraries, and for graph captures of buffers that were
+    /// used outside the capture.
+    ///
+    /// # Safety
+    ///
+    /// `input` and `output` must be device addresses in this scanner's context, each valid for
+    /// `n` elements of `Op::Elem` (aligned for it) until the scan has run, and ordered on
+    /// `stream` after every write to the input and every access to the output.
+    pub unsafe fn scan_device_ptr(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        input: CUdeviceptr,
+        output: CUdeviceptr,
+        n: u64,
+    ) -> Result<(), ScanError> {
+        self.check_device(stream)?;
+        let capture = capture::status(stream)?;
+        match self.ready(stream, capture, n)? {
+            Some(ready) => self.enqueue(stream, capture, &ready, input, output),
+            None => Ok(()),
+        }
     }
 
     /// The kernel for an input of `n` elements and its tile: the small-tile variant when the
     /// default tiles would not give every multiprocessor one (the scan is then latency-bound),
-    /// loaded on first use; else the default. Both share the tile state: its layout does not
-    /// depend on the tile size, and launches of either keep the epoch sequence.
-    fn variant_for(&mut self, n: u64) -> Result<(Arc<LoadedScan>, u64), ScanError> {
+    /// loaded on first use (not allowed inside a capture); else the default. Both share the
+    /// tile state: its layout does not depend on the tile size.
+    fn variant_for(
+        &mut self,
+        n: u64,
+        capture: Capture,
+    ) -> Result<(Arc<LoadedScan>, u64), ScanError> {
         let small_input = n.div_ceil(self.tile) < u64::from(self.gpu.sm_count());
         if small_input {
             if let SmallVariant::NotLoaded(key) = &self.small {
+                if capture == Capture::Active {
+                    return Err(ScanError::NotPreparedForCapture {
+                        n,
+                        needs: "its small-input kernel loaded (a module load)".into(),
+                    });
+                }
                 let loaded = self.gpu.load((**key).clone())?;
                 let tile = abi::tile_items(&loaded.generated);
                 self.small = SmallVariant::Loaded(loaded, tile);
@@ -208,6 +293,29 @@ where
             }
         }
         Ok((self.loaded.clone(), self.tile))
+    }
+
+    /// The largest input the small-tile variant scans, if there is one.
+    fn largest_small_input(&self) -> Option<u64> {
+        let sms = u64::from(self.gpu.sm_count());
+        match self.small {
+            SmallVariant::None => None,
+            _ if sms < 2 => None,
+            _ => Some((sms - 1) * self.tile),
+        }
+    }
+
+    /// Scratch `plan` needs with `loaded`'s kernels.
+    fn needs(&self, loaded: &LoadedScan, plan: &LaunchPlan) -> Needs {
+        let elem = std::mem::size_of::<Op::Elem>() as u64;
+        Needs {
+            level_bytes: plan.level_elems() * elem,
+            tile_state_bytes: if plan.single_pass_tiles > 0 {
+                abi::tile_state_bytes(&loaded.generated, plan.single_pass_tiles)
+            } else {
+                0
+            },
+        }
     }
 
     fn check_device(&self, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
@@ -236,49 +344,49 @@ where
         Ok(staging)
     }
 
-    /// Enqueues the launch plan for `n` elements from `input` to `output` (may be equal).
-    fn launch(
+    /// Everything a scan of `n` elements on `stream` needs before its launches can be enqueued:
+    /// the kernel variant loaded, the plan, the scratch sized and ordered after earlier uses.
+    /// Inside a capture (`capture` is `Active`) nothing is loaded, allocated or waited on: what
+    /// that would need is an error naming `prepare`, returned before any buffer is touched so
+    /// the capture stays intact. `None`: nothing to launch (n = 0).
+    fn ready(
         &mut self,
         stream: &Arc<CudaStream>,
-        input: CUdeviceptr,
-        output: CUdeviceptr,
+        capture: Capture,
         n: u64,
-    ) -> Result<(), ScanError> {
-        let (loaded, tile) = self.variant_for(n)?;
+    ) -> Result<Option<ReadyLaunch>, ScanError> {
+        let (loaded, tile) = self.variant_for(n, capture)?;
         let plan = launch_plan::plan(self.algorithm(), n, tile)?;
         if plan.launches.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
+        let needs = self.needs(&loaded, &plan);
+        let ws = &mut self.workspace;
+        if capture == Capture::Active {
+            if let Some(missing) = ws.shortfall(needs) {
+                return Err(ScanError::NotPreparedForCapture { n, needs: missing });
+            }
+        }
+        ws.follow(stream, capture)?;
+        ws.reserve(stream, needs)?;
+        Ok(Some(ReadyLaunch { loaded, plan }))
+    }
+
+    /// Enqueues `ready`'s launches from `input` to `output` (may be equal).
+    fn enqueue(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        capture: Capture,
+        ready: &ReadyLaunch,
+        input: CUdeviceptr,
+        output: CUdeviceptr,
+    ) -> Result<(), ScanError> {
+        let ReadyLaunch { loaded, plan } = ready;
         let generated = &loaded.generated;
         let ws = &mut self.workspace;
-        ws.follow(stream)?;
-        ws.reserve(
-            stream,
-            &plan,
-            abi::tile_state_bytes(generated, plan.single_pass_tiles),
-        )?;
-        let epoch = if plan.single_pass_tiles > 0 {
-            let epoch = ws.next_epoch(abi::max_epoch(generated));
-            ws.rezero_on_wrap(stream, epoch)?;
-            epoch
-        } else {
-            0
-        };
-
-        let (levels_ptr, _levels_written) = match ws.levels.as_mut() {
-            Some(levels) => {
-                let (ptr, guard) = levels.device_ptr_mut(stream);
-                (ptr, Some(guard))
-            }
-            None => (0, None),
-        };
-        let (tile_state_ptr, _state_written) = match ws.tile_state.as_mut() {
-            Some(state) => {
-                let (ptr, guard) = state.device_ptr_mut(stream);
-                (ptr, Some(guard))
-            }
-            None => (0, None),
-        };
+        let levels_ptr = ws.levels_ptr();
+        let (tile_state_ptr, tile_state_bytes) = ws.tile_state();
+        let tile_state_slots = generated.tile_state_slots(tile_state_bytes);
         let elem = std::mem::size_of::<Op::Elem>() as u64;
         let pointer = |buffer: Buffer| match buffer {
             Buffer::Input => input,
@@ -299,7 +407,7 @@ where
             args.arg(&src).arg(&dst).arg(&count);
             match launch.kernel {
                 Kernel::SinglePass => {
-                    args.arg(&tile_state_ptr).arg(&epoch);
+                    args.arg(&tile_state_ptr).arg(&tile_state_slots);
                 }
                 Kernel::ReduceTiles => {}
                 Kernel::ScanTiles | Kernel::ScanSpine => {
@@ -307,131 +415,23 @@ where
                 }
             }
             // SAFETY: the arguments are exactly the entry's ABI signature (ARCHITECTURE.md):
-            // device pointers to `n` elements (lengths checked by the callers), the temporary
-            // buffers sized by the same plan, `n` as u64 and the epoch as u32.
+            // device pointers to `n` elements (lengths checked by the callers), the scratch
+            // sized by the same plan (the tile state for at least `plan.single_pass_tiles`
+            // slots), `n` and the slot count as u64.
             unsafe { args.launch(config) }.map_err(|source| ScanError::Launch {
                 kernel: launch.kernel.name(),
                 source,
             })?;
         }
-        if epoch != 0 {
-            // Field access, not commit_epoch(): the buffer guards above still borrow `ws`.
-            ws.epoch = epoch;
-        }
-        ws.last_stream = Some(stream.clone());
+        ws.used(stream, capture);
         Ok(())
     }
 }
 
-impl<T: DeviceRepr> Workspace<T> {
-    /// Orders `stream` after this workspace's last launch if that was on another stream: the
-    /// temporary storage is shared. A device-side wait, not a host sync.
-    fn follow(&mut self, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
-        if let Some(last) = &self.last_stream {
-            if last != stream {
-                stream.join(last).map_err(driver(
-                    "ordering the stream after the scanner's previous launch",
-                ))?;
-                self.last_stream = Some(stream.clone());
-            }
-        }
-        Ok(())
-    }
-
-    /// Makes the buffers large enough for `plan`, allocating on `stream` (already ordered after
-    /// every earlier use by `follow`).
-    fn reserve(
-        &mut self,
-        stream: &Arc<CudaStream>,
-        plan: &LaunchPlan,
-        tile_state_bytes: u64,
-    ) -> Result<(), ScanError> {
-        let level_elems = plan.level_elems();
-        if level_elems > 0 && self.levels.as_ref().map_or(0, |l| l.len() as u64) < level_elems {
-            retire(self.levels.take(), stream)?;
-            let bytes = level_elems * std::mem::size_of::<T>() as u64;
-            // SAFETY: level buffers are written by reduce_tiles before any kernel reads them.
-            let levels = unsafe { stream.alloc::<T>(level_elems as usize) }
-                .map_err(alloc(bytes, "the hierarchy's level buffers"))?;
-            self.levels = Some(levels);
-        }
-        if plan.single_pass_tiles > 0
-            && self.tile_state.as_ref().map_or(0, |s| s.len() as u64) < tile_state_bytes
-        {
-            retire(self.tile_state.take(), stream)?;
-            // Zeroed once, here: status words of epoch 0 mean "written by no launch".
-            let state = stream
-                .alloc_zeros::<u8>(tile_state_bytes as usize)
-                .map_err(alloc(tile_state_bytes, "the single-pass tile state"))?;
-            self.tile_state = Some(state);
-            self.epoch = 0;
-        }
-        Ok(())
-    }
-
-    /// The epoch of the next launch: 1, 2, ..., max, 1, 2, ...; never 0, which zeroed memory
-    /// means. It only becomes current (`commit_epoch`) once that launch is enqueued: the kernel
-    /// takes tile ids from the counter of the epoch's parity and zeroes the other one, so
-    /// consecutive launches must alternate parity (MAX_EPOCH is even, so the wrap does too).
-    fn next_epoch(&self, max: u32) -> u32 {
-        if self.epoch >= max {
-            1
-        } else {
-            self.epoch + 1
-        }
-    }
-
-    #[cfg(test)]
-    fn commit_epoch(&mut self, epoch: u32) {
-        self.epoch = epoch;
-    }
-
-    /// Before the epoch wraps to 1, zeroes the tile state again (on `stream`, no host sync), so
-    /// that a slot last written 2^30 launches ago can never pass for this launch's.
-    fn rezero_on_wrap(&mut self, stream: &Arc<CudaStream>, epoch: u32) -> Result<(), ScanError> {
-        if epoch == 1 && self.epoch != 0 {
-            if let Some(state) = self.tile_state.as_mut() {
-                stream
-                    .memset_zeros(state)
-                    .map_err(driver("zeroing the single-pass tile state at epoch wrap"))?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Frees `old` once `stream`'s work so far (which includes every use of it) is done: the free
-/// is queued on the stream `old` was allocated on, so that stream waits for `stream` first.
-fn retire<U>(old: Option<CudaSlice<U>>, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
-    if let Some(old) = old {
-        if old.stream() != stream {
-            old.stream()
-                .join(stream)
-                .map_err(driver("ordering the release of outgrown scratch memory"))?;
-        }
-    }
-    Ok(())
-}
-
-impl<T> Drop for Workspace<T> {
-    fn drop(&mut self) {
-        // The buffers are freed on the streams they were allocated on; those must wait for the
-        // last launch if it ran elsewhere. Errors cannot be reported from drop.
-        let Some(last) = &self.last_stream else {
-            return;
-        };
-        let wait = |s: &Arc<CudaStream>| {
-            if s != last {
-                let _ = s.join(last);
-            }
-        };
-        if let Some(levels) = &self.levels {
-            wait(levels.stream());
-        }
-        if let Some(state) = &self.tile_state {
-            wait(state.stream());
-        }
-    }
+/// A launch plan whose scratch is in place (`Scanner::ready`), waiting for its buffers.
+struct ReadyLaunch {
+    loaded: Arc<LoadedScan>,
+    plan: LaunchPlan,
 }
 
 fn download<T: DeviceRepr>(
@@ -451,28 +451,6 @@ fn download<T: DeviceRepr>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn epochs_wrap_to_one_and_never_zero() {
-        let mut ws: Workspace<u32> = Workspace {
-            levels: None,
-            tile_state: None,
-            epoch: 0,
-            last_stream: None,
-        };
-        let mut seen = Vec::new();
-        for _ in 0..4 {
-            let e = ws.next_epoch(3);
-            ws.commit_epoch(e);
-            seen.push(e);
-        }
-        assert_eq!(seen, [1, 2, 3, 1]);
-        // A launch that failed to enqueue does not commit: the next one reuses its epoch.
-        assert_eq!(ws.next_epoch(3), 2);
-        assert_eq!(ws.next_epoch(3), 2);
-        ws.epoch = u32::MAX;
-        assert_eq!(ws.next_epoch(u32::MAX), 1);
-    }
 
     #[test]
     fn lengths_are_checked() {

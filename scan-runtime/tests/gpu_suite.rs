@@ -11,7 +11,7 @@
 //! or not, first mismatching index, expected and got) and a summary line
 //! `gpu suite (<test>): N cases passed, M failed`, then asserts M == 0.
 
-use scan_core::{BuiltinOp, ElementType, OpSpec, PrimType, ScanElement};
+use scan_core::BuiltinOp;
 use scan_runtime::builtin::{Add, And, Max, Min, Mul, Or, Xor};
 use scan_runtime::cpu;
 use scan_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
@@ -21,7 +21,8 @@ use scan_runtime::{
 use std::sync::Arc;
 
 mod common;
-use common::{first_mismatch, opts, uniform_struct, Build, Rng, TestValue};
+use common::ops::{Affine, Compose, LastOfRun, Tally};
+use common::{first_mismatch, opts, Build, Rng, TestValue};
 
 // ---------------------------------------------------------------------------------------------
 // Harness
@@ -459,67 +460,6 @@ fn more_than_2_pow_31_elements() {
     report.finish("more_than_2_pow_31_elements");
 }
 
-// ---------------------------------------------------------------------------------------------
-// A non-commutative struct op, defined without the macro.
-
-/// The affine map x -> a*x + b.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Affine {
-    a: f32,
-    b: f32,
-}
-
-// SAFETY: repr(C) struct of two f32, as declared; every bit pattern is valid.
-unsafe impl ScanElement for Affine {
-    fn element_type() -> ElementType {
-        uniform_struct("Affine", PrimType::F32, &["a", "b"])
-    }
-}
-
-// SAFETY: plain old data, passed by value as its bytes.
-unsafe impl DeviceRepr for Affine {}
-
-/// Composition in sequence order: `combine(f, g)` applies f, then g. Not commutative.
-struct Compose;
-
-impl ScanOp for Compose {
-    type Elem = Affine;
-    fn identity() -> Affine {
-        Affine { a: 1.0, b: 0.0 }
-    }
-    fn combine(f: Affine, g: Affine) -> Affine {
-        Affine {
-            a: g.a * f.a,
-            b: g.a * f.b + g.b,
-        }
-    }
-    fn device_op() -> OpSpec {
-        OpSpec {
-            name: "compose".into(),
-            element: Affine::element_type(),
-            lhs: "f".into(),
-            rhs: "g".into(),
-            combine_body: "Affine r; r.a = g.a * f.a; r.b = g.a * f.b + g.b; return r;".into(),
-            identity_body: "Affine r; r.a = 1.0f; r.b = 0.0f; return r;".into(),
-        }
-    }
-}
-
-impl TestValue for Affine {
-    const INTEGER: bool = false;
-    /// a = +-1 and small integer b: every composition is exact (|b| stays far below 2^24), so
-    /// any reordering shows as a wrong value, not as rounding.
-    fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
-        let r = rng.next();
-        let b = (r % 15) as i32 - 7;
-        Affine {
-            a: if r & (1 << 20) != 0 { 1.0 } else { -1.0 },
-            b: if b == 0 { 3.0 } else { b as f32 },
-        }
-    }
-}
-
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn non_commutative_struct_op_keeps_order() {
@@ -530,79 +470,6 @@ fn non_commutative_struct_op_keeps_order() {
     let mut report = Report::default();
     run_builtin::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add);
     report.finish("non_commutative_struct_op_keeps_order");
-}
-
-/// A 12-byte element: three 32-bit words, so the single-pass tile state carries three tagged
-/// words per tile (the only ones whose status halves can disagree mid-publish).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Tally {
-    sum: u32,
-    count: u32,
-    last: u32,
-}
-
-// SAFETY: repr(C) struct of three u32, as declared; every bit pattern is valid.
-unsafe impl ScanElement for Tally {
-    fn element_type() -> ElementType {
-        uniform_struct("Tally", PrimType::U32, &["sum", "count", "last"])
-    }
-}
-
-// SAFETY: plain old data, passed by value as its bytes.
-unsafe impl DeviceRepr for Tally {}
-
-/// Wrapping sums of `sum` and `count`, and the `last` of the latest element with a nonzero
-/// count: associative, not commutative.
-struct LastOfRun;
-
-impl ScanOp for LastOfRun {
-    type Elem = Tally;
-    fn identity() -> Tally {
-        Tally {
-            sum: 0,
-            count: 0,
-            last: 0,
-        }
-    }
-    fn combine(l: Tally, r: Tally) -> Tally {
-        Tally {
-            sum: l.sum.wrapping_add(r.sum),
-            count: l.count.wrapping_add(r.count),
-            last: if r.count != 0 { r.last } else { l.last },
-        }
-    }
-    fn device_op() -> OpSpec {
-        OpSpec {
-            name: "last_of_run".into(),
-            element: Tally::element_type(),
-            lhs: "l".into(),
-            rhs: "r".into(),
-            combine_body: "Tally t; t.sum = l.sum + r.sum; t.count = l.count + r.count; \
-                           t.last = r.count != 0u ? r.last : l.last; return t;"
-                .into(),
-            identity_body: "Tally t; t.sum = 0u; t.count = 0u; t.last = 0u; return t;".into(),
-        }
-    }
-}
-
-impl TestValue for Tally {
-    const INTEGER: bool = true;
-    /// Random words; a quarter of the elements have count 0 (so `last` must skip them) and then
-    /// last 0, as the identity law needs (combine(identity, x) = x).
-    fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
-        let r = rng.next();
-        let count = if r & 3 == 0 {
-            0
-        } else {
-            (r >> 2) as u32 & 7 | 1
-        };
-        Tally {
-            sum: (r >> 32) as u32 | 1,
-            count,
-            last: if count == 0 { 0 } else { (r >> 8) as u32 | 1 },
-        }
-    }
 }
 
 #[test]

@@ -4,6 +4,8 @@
 // Each test crate uses a different subset.
 #![allow(dead_code)]
 
+pub mod ops;
+
 use scan_core::{BuiltinOp, ElementType, PrimType, ScanElement, StructDecl, StructField};
 use scan_runtime::cudarc::driver::DeviceRepr;
 use scan_runtime::{Algorithm, Gpu, ScanError, ScanMode, ScanOptions};

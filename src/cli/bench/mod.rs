@@ -4,6 +4,7 @@
 
 mod cpu;
 pub(crate) mod gpu;
+mod graph;
 mod plot;
 pub(crate) mod report;
 pub(crate) mod sample;
@@ -64,15 +65,31 @@ pub struct BenchArgs {
     /// gpu (default) or cpu.
     #[arg(long, value_enum, default_value = "gpu")]
     pub backend: BackendArg,
+    /// Instead of throughput: the latency of a scan launched directly against the same scan
+    /// replayed from a CUDA graph (microseconds per scan over back-to-back launches), beside a
+    /// device copy. Default sizes 2^10, 2^16, 2^20.
+    #[arg(long)]
+    pub graph: bool,
 }
 
 pub fn run(args: BenchArgs) -> CliResult {
-    let sizes = parse_sizes(&args.sizes)?;
     let algorithms: Vec<Algorithm> = args
         .algo
         .iter()
         .map(|a| Algorithm::from_name(a).ok_or_else(|| format!("unknown algorithm `{a}`")))
         .collect::<Result<_, _>>()?;
+    if args.graph {
+        let sizes = if args.sizes.is_empty() {
+            vec![1 << 10, 1 << 16, 1 << 20]
+        } else {
+            parse_sizes(&args.sizes)?
+        };
+        let (device, rows) = graph::run(&args, &algorithms, &sizes)?;
+        println!("device: {device}");
+        print!("{}", graph::to_table(&rows));
+        return Ok(());
+    }
+    let sizes = parse_sizes(&args.sizes)?;
     let (device, rows) = match args.backend {
         BackendArg::Gpu => gpu::run(&args, &algorithms, &sizes)?,
         BackendArg::Cpu => cpu::run(&args, &sizes)?,

@@ -1,0 +1,541 @@
+//! CUDA graphs: scans captured once into a graph and replayed many times, each replay with new
+//! random input, checked against the CPU reference every time; the typed errors a capture gets
+//! instead of a broken capture; the epoch wrap crossed many times by replays with a tiny
+//! `max_epoch`, with grids that shrink and grow between launches.
+//!
+//! Needs an NVIDIA GPU: every test is `#[ignore]`d (see gpu_suite.rs). `SCANGEN_GRAPH_REPLAYS`
+//! lowers the replay count (the sanitizer run uses it); the default is 1000.
+
+use scan_core::BuiltinOp;
+use scan_runtime::builtin::{Add, Max};
+use scan_runtime::cpu;
+use scan_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use scan_runtime::cudarc::driver::{
+    result, CudaGraph, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
+};
+use scan_runtime::{
+    Algorithm, Gpu, ScanError, ScanMode, ScanOp, ScanOptions, Scanner, TuningPolicy,
+};
+use std::sync::Arc;
+
+mod common;
+use common::ops::{Compose, LastOfRun, MatMul};
+use common::{first_mismatch, opts, Rng, TestValue};
+
+fn gpu() -> Gpu {
+    common::gpu("graphs")
+}
+
+fn replays() -> usize {
+    std::env::var("SCANGEN_GRAPH_REPLAYS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000)
+}
+
+#[derive(Default)]
+struct Report {
+    passed: usize,
+    failures: Vec<String>,
+}
+
+impl Report {
+    fn record(&mut self, case: &str, result: Result<(), String>) {
+        match result {
+            Ok(()) => self.passed += 1,
+            Err(why) => {
+                println!("FAIL {case}: {why}");
+                self.failures.push(format!("{case}: {why}"));
+            }
+        }
+    }
+
+    fn finish(self, test: &str) {
+        println!(
+            "graphs ({test}): {} cases passed, {} failed",
+            self.passed,
+            self.failures.len()
+        );
+        assert!(
+            self.failures.is_empty(),
+            "{} cases failed",
+            self.failures.len()
+        );
+    }
+}
+
+fn begin(stream: &Arc<CudaStream>) {
+    // Global mode: any call CUDA considers unsafe during a capture (an allocation, a module
+    // load, a synchronisation), from any thread, breaks it, so a scan that does one shows.
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)
+        .expect("begin capture");
+}
+
+fn end(stream: &Arc<CudaStream>) -> Result<CudaGraph, String> {
+    stream
+        .end_capture(CUgraphInstantiate_flags(0))
+        .map_err(|e| format!("ending the capture: {e}"))?
+        .ok_or_else(|| "the capture produced no graph".to_string())
+}
+
+fn random_input<T: TestValue>(rng: &mut Rng, n: usize) -> Vec<T> {
+    (0..n).map(|_| T::random(rng, BuiltinOp::Add)).collect()
+}
+
+fn expected<Op: ScanOp>(input: &[Op::Elem], mode: ScanMode) -> Vec<Op::Elem> {
+    let mut out = input.to_vec();
+    cpu::scan_sequential::<Op>(input, &mut out, mode);
+    out
+}
+
+/// Device buffers for one captured scan: `output` is `None` in place.
+struct Buffers<T> {
+    input: CudaSlice<T>,
+    output: Option<CudaSlice<T>>,
+}
+
+impl<T: DeviceRepr + TestValue + Default + Clone> Buffers<T> {
+    /// New buffers, not touched yet: with cudarc's event tracking on, their first use may be
+    /// inside a capture.
+    fn new(stream: &Arc<CudaStream>, n: usize, in_place: bool) -> Buffers<T> {
+        // SAFETY: written (upload) before every replay reads them.
+        let alloc = || unsafe { stream.alloc::<T>(n.max(1)) }.expect("alloc");
+        Buffers {
+            input: alloc(),
+            output: (!in_place).then(alloc),
+        }
+    }
+
+    fn upload(&mut self, stream: &Arc<CudaStream>, host: &[T]) {
+        stream
+            .memcpy_htod(host, &mut self.input.slice_mut(..host.len()))
+            .expect("upload");
+    }
+
+    fn download(&self, stream: &Arc<CudaStream>, n: usize) -> Vec<T> {
+        let mut host = vec![T::default(); n];
+        let result = self.output.as_ref().unwrap_or(&self.input);
+        stream
+            .memcpy_dtoh(&result.slice(..n), &mut host)
+            .expect("download");
+        stream
+            .synchronize()
+            .expect("the scan and the download finish");
+        host
+    }
+
+    fn scan<Op: ScanOp<Elem = T>>(
+        &mut self,
+        scanner: &mut Scanner<Op>,
+        stream: &Arc<CudaStream>,
+        n: usize,
+    ) -> Result<(), ScanError> {
+        match &mut self.output {
+            Some(output) => {
+                scanner.scan_device(stream, &self.input.slice(..n), &mut output.slice_mut(..n))
+            }
+            None => scanner.scan_device_in_place(stream, &mut self.input.slice_mut(..n)),
+        }
+    }
+}
+
+/// Captures one scan of `n` elements (after `prepare`), then replays it `replays` times, each
+/// with new random input, and checks every result. Between replays, a direct launch of the
+/// same scanner on the same stream (every 97th replay) must not disturb the graph's.
+fn capture_and_replay<Op: ScanOp>(
+    gpu: &Gpu,
+    opts: ScanOptions,
+    n: usize,
+    in_place: bool,
+    replays: usize,
+    rng: &mut Rng,
+) -> Result<(), String>
+where
+    Op::Elem: TestValue + Default,
+{
+    let stream = gpu.new_stream().map_err(|e| e.to_string())?;
+    let mut scanner = gpu.scanner::<Op>(opts).map_err(|e| e.to_string())?;
+    scanner
+        .prepare(n as u64, &stream)
+        .map_err(|e| format!("prepare: {e}"))?;
+    let mut buffers = Buffers::<Op::Elem>::new(&stream, n, in_place);
+    begin(&stream);
+    let scanned = buffers.scan(&mut scanner, &stream, n);
+    let graph = end(&stream);
+    scanned.map_err(|e| format!("scan inside the capture: {e}"))?;
+    let graph = graph?;
+    let mut direct = Buffers::<Op::Elem>::new(&stream, n, false);
+    for replay in 0..replays {
+        let input = random_input::<Op::Elem>(rng, n);
+        buffers.upload(&stream, &input);
+        graph
+            .launch()
+            .map_err(|e| format!("replay {replay}: {e}"))?;
+        let got = buffers.download(&stream, n);
+        first_mismatch(&expected::<Op>(&input, opts.mode), &got)
+            .map_err(|e| format!("replay {replay} of {replays}: {e}"))?;
+        if replay % 97 == 0 {
+            let input = random_input::<Op::Elem>(rng, n);
+            direct.upload(&stream, &input);
+            direct
+                .scan(&mut scanner, &stream, n)
+                .map_err(|e| format!("direct launch after replay {replay}: {e}"))?;
+            first_mismatch(
+                &expected::<Op>(&input, opts.mode),
+                &direct.download(&stream, n),
+            )
+            .map_err(|e| format!("direct launch after replay {replay}: {e}"))?;
+        }
+    }
+    stream.synchronize().map_err(|e| e.to_string())
+}
+
+/// Sizes for the replay matrix, chosen per case so that together they cover one element, a
+/// warp and one more, a tile and one more or less, primes, several hundred tiles (the default
+/// kernel rather than the small-input one on an H100) and the hierarchy's second level.
+fn case_size(tile: u64, case: usize) -> usize {
+    let sizes = [
+        1,
+        33,
+        tile - 1,
+        tile + 1,
+        997,
+        65_537,
+        3 * tile + 5,
+        31,
+        32,
+        40 * tile + 3,
+    ];
+    sizes[case % sizes.len()] as usize
+}
+
+fn replay_matrix<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, rng: &mut Rng)
+where
+    Op::Elem: TestValue + Default,
+{
+    let mut case = label.len();
+    for algorithm in Algorithm::ALL {
+        for mode in ScanMode::ALL {
+            for in_place in [false, true] {
+                let options = opts(algorithm, mode);
+                let tile = match gpu.scanner::<Op>(options) {
+                    Ok(s) => s.tile_items(),
+                    Err(e) => {
+                        report.record(&format!("{label} {algorithm} {mode}"), Err(e.to_string()));
+                        continue;
+                    }
+                };
+                let n = case_size(tile, case);
+                case += 1;
+                let name = format!("{label} {algorithm} {mode} n={n} in_place={in_place}");
+                let result = capture_and_replay::<Op>(gpu, options, n, in_place, replays(), rng);
+                report.record(&name, result);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn replays_of_every_algorithm_mode_and_op_are_correct() {
+    let gpu = gpu();
+    let mut rng = Rng::new("replays");
+    let mut report = Report::default();
+    // A primitive, an 8-byte non-commutative struct (f32 affine maps, exact by construction),
+    // a 12-byte and a 32-byte non-commutative struct, all with cudarc's event tracking on (the
+    // default): the buffers are new when captured.
+    replay_matrix::<Add<u32>>(&gpu, &mut report, "add u32", &mut rng);
+    replay_matrix::<Max<i64>>(&gpu, &mut report, "max i64", &mut rng);
+    replay_matrix::<Compose>(&gpu, &mut report, "compose Affine (8 B)", &mut rng);
+    replay_matrix::<LastOfRun>(&gpu, &mut report, "last_of_run Tally (12 B)", &mut rng);
+    replay_matrix::<MatMul>(&gpu, &mut report, "matmul Mat2 (32 B)", &mut rng);
+    report.finish("replays_of_every_algorithm_mode_and_op_are_correct");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn replays_with_event_tracking_off() {
+    let gpu = gpu();
+    // SAFETY: the buffers created while it is off are only used on one stream each, in order.
+    unsafe { gpu.context().disable_event_tracking() };
+    let mut rng = Rng::new("tracking off");
+    let mut report = Report::default();
+    replay_matrix::<Add<u32>>(&gpu, &mut report, "add u32 (tracking off)", &mut rng);
+    replay_matrix::<LastOfRun>(&gpu, &mut report, "last_of_run (tracking off)", &mut rng);
+    // SAFETY: turning it back on only affects buffers created from now on.
+    unsafe { gpu.context().enable_event_tracking() };
+    report.finish("replays_with_event_tracking_off");
+}
+
+/// One graph, two scanners of different ops and sizes on one stream, replayed with new input
+/// for both; and the same graph launched on a second stream.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn two_scans_in_one_graph_and_a_replay_on_another_stream() {
+    let gpu = gpu();
+    let mut rng = Rng::new("two scans");
+    let mut report = Report::default();
+    for algorithm in Algorithm::ALL {
+        let name = format!("add u32 + matmul {algorithm}");
+        report.record(&name, two_scans(&gpu, algorithm, &mut rng));
+    }
+    report.finish("two_scans_in_one_graph_and_a_replay_on_another_stream");
+}
+
+fn two_scans(gpu: &Gpu, algorithm: Algorithm, rng: &mut Rng) -> Result<(), String> {
+    let (n1, n2) = (300_007usize, 4_099usize);
+    let stream = gpu.new_stream().map_err(|e| e.to_string())?;
+    let other = gpu.new_stream().map_err(|e| e.to_string())?;
+    let o1 = opts(algorithm, ScanMode::Inclusive);
+    let o2 = opts(algorithm, ScanMode::Exclusive);
+    let mut add = gpu.scanner::<Add<u32>>(o1).map_err(|e| e.to_string())?;
+    let mut mat = gpu.scanner::<MatMul>(o2).map_err(|e| e.to_string())?;
+    add.prepare(n1 as u64, &stream).map_err(|e| e.to_string())?;
+    mat.prepare(n2 as u64, &stream).map_err(|e| e.to_string())?;
+    let mut b1 = Buffers::<u32>::new(&stream, n1, false);
+    let mut b2 = Buffers::new(&stream, n2, true);
+    begin(&stream);
+    let scanned = b1
+        .scan(&mut add, &stream, n1)
+        .and_then(|()| b2.scan(&mut mat, &stream, n2));
+    let graph = end(&stream);
+    scanned.map_err(|e| format!("scan inside the capture: {e}"))?;
+    let graph = graph?;
+    for replay in 0..replays() {
+        let i1 = random_input::<u32>(rng, n1);
+        let i2 = random_input(rng, n2);
+        b1.upload(&stream, &i1);
+        b2.upload(&stream, &i2);
+        // Every other replay on the second stream, ordered after the uploads and before the
+        // downloads by host synchronisation.
+        if replay % 2 == 1 {
+            stream.synchronize().map_err(|e| e.to_string())?;
+            // SAFETY: the graph was instantiated in this context; `other` belongs to it too.
+            unsafe { result::graph::launch(graph.cu_graph_exec(), other.cu_stream()) }
+                .map_err(|e| format!("replay {replay} on the second stream: {e}"))?;
+            other.synchronize().map_err(|e| e.to_string())?;
+        } else {
+            graph
+                .launch()
+                .map_err(|e| format!("replay {replay}: {e}"))?;
+        }
+        first_mismatch(
+            &expected::<Add<u32>>(&i1, o1.mode),
+            &b1.download(&stream, n1),
+        )
+        .map_err(|e| format!("replay {replay}, add: {e}"))?;
+        first_mismatch(&expected::<MatMul>(&i2, o2.mode), &b2.download(&stream, n2))
+            .map_err(|e| format!("replay {replay}, matmul: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `max_epoch` 2 to 7 with one graph holding several launches of one scanner, on inputs that
+/// shrink and grow (1 to 200 tiles): every replay crosses the epoch wrap, and a launch often
+/// meets slots a larger launch wrote exactly `max_epoch` launches earlier, which only the
+/// kernel's sweep keeps from reading as current.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn epoch_wrap_is_crossed_by_replays_and_direct_launches() {
+    let gpu = gpu();
+    let mut rng = Rng::new("epoch wrap");
+    let mut report = Report::default();
+    for max_epoch in [2u32, 3, 4, 7] {
+        for mode in ScanMode::ALL {
+            let name = format!("add u32 max_epoch={max_epoch} {mode}");
+            report.record(
+                &name,
+                epoch_wrap::<Add<u32>>(&gpu, max_epoch, mode, &mut rng),
+            );
+            let name = format!("last_of_run max_epoch={max_epoch} {mode}");
+            report.record(
+                &name,
+                epoch_wrap::<LastOfRun>(&gpu, max_epoch, mode, &mut rng),
+            );
+        }
+    }
+    report.finish("epoch_wrap_is_crossed_by_replays_and_direct_launches");
+}
+
+fn epoch_wrap<Op: ScanOp>(
+    gpu: &Gpu,
+    max_epoch: u32,
+    mode: ScanMode,
+    rng: &mut Rng,
+) -> Result<(), String>
+where
+    Op::Elem: TestValue + Default,
+{
+    // Small tiles, so that 200 tiles stay a small input.
+    let policy = TuningPolicy {
+        max_epoch,
+        ..TuningPolicy::new(64, 4)
+    };
+    let options = opts(Algorithm::SinglePass, mode).policy(policy);
+    let stream = gpu.new_stream().map_err(|e| e.to_string())?;
+    let mut scanner = gpu.scanner::<Op>(options).map_err(|e| e.to_string())?;
+    let tile = scanner.tile_items() as usize;
+    // Tiles per launch within a replay: big, then smaller ones, then big again.
+    let shape = [200usize, 3, 1, 57, 200, 2, 120];
+    let sizes: Vec<usize> = shape
+        .iter()
+        .enumerate()
+        .map(|(i, &tiles)| (tiles * tile).saturating_sub(i % 3))
+        .collect();
+    let largest = *sizes.iter().max().expect("sizes");
+    scanner
+        .prepare(largest as u64, &stream)
+        .map_err(|e| e.to_string())?;
+    let mut buffers: Vec<Buffers<Op::Elem>> = sizes
+        .iter()
+        .map(|&n| Buffers::new(&stream, n, false))
+        .collect();
+    begin(&stream);
+    let mut scanned = Ok(());
+    for (b, &n) in buffers.iter_mut().zip(&sizes) {
+        scanned = scanned.and_then(|()| b.scan(&mut scanner, &stream, n));
+    }
+    let graph = end(&stream);
+    scanned.map_err(|e| format!("scan inside the capture: {e}"))?;
+    let graph = graph?;
+    // Fewer replays than the matrix: each has seven launches, and the wrap comes every few.
+    for replay in 0..replays().div_ceil(4) {
+        let inputs: Vec<Vec<Op::Elem>> = sizes.iter().map(|&n| random_input(rng, n)).collect();
+        for (b, input) in buffers.iter_mut().zip(&inputs) {
+            b.upload(&stream, input);
+        }
+        graph
+            .launch()
+            .map_err(|e| format!("replay {replay}: {e}"))?;
+        for ((b, input), &n) in buffers.iter().zip(&inputs).zip(&sizes) {
+            first_mismatch(&expected::<Op>(input, mode), &b.download(&stream, n))
+                .map_err(|e| format!("replay {replay}, n={n}: {e}"))?;
+        }
+        // Direct launches in between, of a size the graph does not use, shift the epoch
+        // sequence against the graph's launches.
+        if replay % 5 == 0 {
+            let n = (1 + replay % 150) * tile + 1;
+            let input = random_input::<Op::Elem>(rng, n);
+            let got = scanner
+                .scan(&input)
+                .map_err(|e| format!("direct scan of {n} after replay {replay}: {e}"))?;
+            first_mismatch(&expected::<Op>(&input, mode), &got)
+                .map_err(|e| format!("direct scan of {n} after replay {replay}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// What a capture gets instead of a broken capture: a typed error, with the capture still
+/// usable afterwards.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn captures_that_cannot_work_are_typed_errors() {
+    let gpu = gpu();
+    let stream = gpu.new_stream().expect("stream");
+    let n = 100_000usize;
+
+    // Not prepared: the module and scratch would be loaded and allocated inside the capture.
+    for algorithm in Algorithm::ALL {
+        let mut scanner = gpu
+            .scanner::<Add<u32>>(opts(algorithm, ScanMode::Inclusive))
+            .expect("scanner");
+        let mut b = Buffers::<u32>::new(&stream, n, false);
+        begin(&stream);
+        let result = b.scan(&mut scanner, &stream, n);
+        let graph = end(&stream);
+        assert!(
+            matches!(
+                result,
+                Err(ScanError::NotPreparedForCapture { n: 100_000, .. })
+            ),
+            "{algorithm}: {result:?}"
+        );
+        println!("{algorithm}, not prepared: {}", result.unwrap_err());
+        // The capture was left intact (and empty).
+        graph.expect("the capture survives the refused scan");
+        // Prepared for less than the captured scan needs.
+        scanner.prepare(100, &stream).expect("prepare");
+        begin(&stream);
+        let result = b.scan(&mut scanner, &stream, n);
+        end(&stream).expect("the capture survives");
+        assert!(
+            matches!(result, Err(ScanError::NotPreparedForCapture { .. })),
+            "{algorithm} prepared for 100: {result:?}"
+        );
+        // prepare itself inside a capture.
+        begin(&stream);
+        let result = scanner.prepare(n as u64, &stream);
+        end(&stream).expect("the capture survives");
+        assert!(matches!(
+            result,
+            Err(ScanError::NotPreparedForCapture { .. })
+        ));
+    }
+
+    // Last launch on another stream.
+    let other = gpu.new_stream().expect("stream");
+    let mut scanner = gpu
+        .scanner::<Add<u32>>(ScanOptions::default())
+        .expect("scanner");
+    scanner.prepare(n as u64, &stream).expect("prepare");
+    let mut b = Buffers::<u32>::new(&other, n, false);
+    b.upload(&other, &vec![1; n]);
+    b.scan(&mut scanner, &other, n).expect("direct scan");
+    other.synchronize().expect("sync");
+    let mut fresh = Buffers::<u32>::new(&stream, n, false);
+    begin(&stream);
+    let result = fresh.scan(&mut scanner, &stream, n);
+    end(&stream).expect("the capture survives");
+    assert!(
+        matches!(result, Err(ScanError::CaptureAfterOtherStream)),
+        "{result:?}"
+    );
+    println!("other stream: {}", result.unwrap_err());
+
+    // Event tracking on, buffers last used outside the capture: cudarc's wait breaks the
+    // capture, and the scan says why instead of launching into it.
+    scanner.prepare(n as u64, &stream).expect("prepare");
+    let mut used = Buffers::<u32>::new(&stream, n, false);
+    used.upload(&stream, &vec![1; n]);
+    stream.synchronize().expect("sync");
+    begin(&stream);
+    let result = used.scan(&mut scanner, &stream, n);
+    let graph = end(&stream);
+    assert!(
+        matches!(result, Err(ScanError::CaptureInvalidated { .. })),
+        "{result:?}"
+    );
+    assert!(graph.is_err(), "the capture was invalidated");
+    println!("used outside: {}", result.unwrap_err());
+    // The failed wait's driver error was reported as that error, not left for cudarc's next call.
+    gpu.context()
+        .check_err()
+        .expect("no driver error left behind");
+
+    // ... and the same buffers by raw pointer: nothing waits, the capture works.
+    let input = random_input::<u32>(&mut Rng::new("raw"), n);
+    used.upload(&stream, &input);
+    let (in_ptr, out_ptr) = {
+        let (i, _g1) = used.input.device_ptr(&stream);
+        let (o, _g2) = used
+            .output
+            .as_mut()
+            .expect("output")
+            .device_ptr_mut(&stream);
+        (i, o)
+    };
+    stream.synchronize().expect("sync");
+    begin(&stream);
+    // SAFETY: both buffers hold n u32 and are only used on `stream`.
+    let result = unsafe { scanner.scan_device_ptr(&stream, in_ptr, out_ptr, n as u64) };
+    let graph = end(&stream);
+    result.expect("raw-pointer scan inside the capture");
+    graph.expect("graph").launch().expect("replay");
+    first_mismatch(
+        &expected::<Add<u32>>(&input, ScanMode::Inclusive),
+        &used.download(&stream, n),
+    )
+    .expect("raw-pointer replay");
+}
