@@ -27,11 +27,11 @@ pub struct GeneratedScan {
 }
 
 impl GeneratedScan {
-    /// `scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned long long tile_state_tiles)`
+    /// `scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned long long tile_state_tiles, const T* init, T* total)`
     pub const SINGLE_PASS_KERNEL: &'static str = "scangen_single_pass";
     /// `scangen_reduce_tiles(const T* in, T* tile_totals, unsigned long long n)`
     pub const REDUCE_TILES_KERNEL: &'static str = "scangen_reduce_tiles";
-    /// `scangen_scan_tiles(const T* in, T* out, unsigned long long n, const T* tile_prefixes)`
+    /// `scangen_scan_tiles(const T* in, T* out, unsigned long long n, const T* tile_prefixes, const T* init, T* total)`
     pub const SCAN_TILES_KERNEL: &'static str = "scangen_scan_tiles";
     /// `scangen_scan_spine(const T* in, T* out, unsigned long long n, const T* tile_prefixes)`
     pub const SCAN_SPINE_KERNEL: &'static str = "scangen_scan_spine";

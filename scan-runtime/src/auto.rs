@@ -17,6 +17,8 @@ pub trait Scan<T> {
     fn scan_into(&mut self, input: &[T], output: &mut [T]) -> Result<(), ScanError>;
     /// Scans `data` in place.
     fn scan_in_place(&mut self, data: &mut [T]) -> Result<(), ScanError>;
+    /// Scans `input` after the initial value `init`; returns the scan and its total.
+    fn scan_with_init(&mut self, input: &[T], init: T) -> Result<(Vec<T>, T), ScanError>;
     /// Which backend runs the scan, e.g. `"gpu: NVIDIA H100 (sm_90)"`.
     fn backend_name(&self) -> String;
 }
@@ -34,6 +36,13 @@ where
     fn scan_in_place(&mut self, data: &mut [Op::Elem]) -> Result<(), ScanError> {
         self.scan_in_place_host(data)
     }
+    fn scan_with_init(
+        &mut self,
+        input: &[Op::Elem],
+        init: Op::Elem,
+    ) -> Result<(Vec<Op::Elem>, Op::Elem), ScanError> {
+        Scanner::scan_with_init(self, input, init)
+    }
     fn backend_name(&self) -> String {
         Scanner::backend_name(self)
     }
@@ -48,6 +57,13 @@ impl<Op: ScanOp> Scan<Op::Elem> for CpuScanner<Op> {
     }
     fn scan_in_place(&mut self, data: &mut [Op::Elem]) -> Result<(), ScanError> {
         CpuScanner::scan_in_place(self, data)
+    }
+    fn scan_with_init(
+        &mut self,
+        input: &[Op::Elem],
+        init: Op::Elem,
+    ) -> Result<(Vec<Op::Elem>, Op::Elem), ScanError> {
+        CpuScanner::scan_with_init(self, input, init)
     }
     fn backend_name(&self) -> String {
         CpuScanner::backend_name(self)
@@ -85,6 +101,15 @@ where
         Scan::scan_in_place(self, data)
     }
 
+    /// Scans after the initial value `init`; returns the scan and its total.
+    pub fn scan_with_init(
+        &mut self,
+        input: &[Op::Elem],
+        init: Op::Elem,
+    ) -> Result<(Vec<Op::Elem>, Op::Elem), ScanError> {
+        Scan::scan_with_init(self, input, init)
+    }
+
     /// `"gpu: NVIDIA H100 80GB HBM3 (sm_90)"` or `"cpu: rayon, 16 threads (no CUDA driver found)"`.
     pub fn backend_name(&self) -> String {
         Scan::backend_name(self)
@@ -111,6 +136,16 @@ where
         match self {
             AnyScanner::Gpu(s) => s.scan_in_place_host(data),
             AnyScanner::Cpu(s) => s.scan_in_place(data),
+        }
+    }
+    fn scan_with_init(
+        &mut self,
+        input: &[Op::Elem],
+        init: Op::Elem,
+    ) -> Result<(Vec<Op::Elem>, Op::Elem), ScanError> {
+        match self {
+            AnyScanner::Gpu(s) => s.scan_with_init(input, init),
+            AnyScanner::Cpu(s) => s.scan_with_init(input, init),
         }
     }
     fn backend_name(&self) -> String {

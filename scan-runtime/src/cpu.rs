@@ -58,13 +58,45 @@ pub fn scan_sequential_in_place<Op: ScanOp>(data: &mut [Op::Elem], mode: ScanMod
 pub fn scan_parallel<Op: ScanOp>(input: &[Op::Elem], output: &mut [Op::Elem], mode: ScanMode) {
     assert_same_len(input.len(), output.len());
     let plan = ChunkPlan::new::<Op::Elem>(input.len(), MIN_PARALLEL_LEN, CHUNK_BYTES);
-    scan_chained::<Op>(Chunks::Separate(input, output), mode, plan);
+    scan_chained::<Op>(Chunks::Separate(input, output), Op::identity(), mode, plan);
 }
 
 /// Scans `data` in place on the rayon pool (see [`scan_parallel`]).
 pub fn scan_parallel_in_place<Op: ScanOp>(data: &mut [Op::Elem], mode: ScanMode) {
     let plan = ChunkPlan::new::<Op::Elem>(data.len(), MIN_PARALLEL_LEN, CHUNK_BYTES);
-    scan_chained::<Op>(Chunks::InPlace(data), mode, plan);
+    scan_chained::<Op>(Chunks::InPlace(data), Op::identity(), mode, plan);
+}
+
+/// [`scan_parallel`] after an initial value: `output[i]` is `init ⊕ input[0] ⊕ … ⊕ input[i]`
+/// (inclusive) or `init ⊕ input[0] ⊕ … ⊕ input[i-1]` (exclusive). Returns the total,
+/// `init ⊕ input[0] ⊕ … ⊕ input[n-1]` (`init` when empty).
+///
+/// # Panics
+/// If `input` and `output` differ in length.
+pub fn scan_parallel_with_init<Op: ScanOp>(
+    input: &[Op::Elem],
+    output: &mut [Op::Elem],
+    init: Op::Elem,
+    mode: ScanMode,
+) -> Op::Elem {
+    assert_same_len(input.len(), output.len());
+    let plan = ChunkPlan::new::<Op::Elem>(input.len(), MIN_PARALLEL_LEN, CHUNK_BYTES);
+    scan_chained::<Op>(Chunks::Separate(input, output), init, mode, plan)
+}
+
+/// [`scan_parallel_with_init`] on this thread: the reference the GPU's seeded scans are tested
+/// against.
+///
+/// # Panics
+/// If `input` and `output` differ in length.
+pub fn scan_sequential_with_init<Op: ScanOp>(
+    input: &[Op::Elem],
+    output: &mut [Op::Elem],
+    init: Op::Elem,
+    mode: ScanMode,
+) -> Op::Elem {
+    assert_same_len(input.len(), output.len());
+    scan_seeded::<Op>(input, output, init, mode)
 }
 
 fn assert_same_len(input: usize, output: usize) {
@@ -117,16 +149,21 @@ impl<T> Chunk<'_, T> {
     }
 }
 
-fn scan_chained<Op: ScanOp>(data: Chunks<'_, Op::Elem>, mode: ScanMode, plan: ChunkPlan) {
+/// Scans `data` after `seed` (the identity, or the caller's initial value); returns the total,
+/// `seed` combined with every element.
+fn scan_chained<Op: ScanOp>(
+    data: Chunks<'_, Op::Elem>,
+    seed: Op::Elem,
+    mode: ScanMode,
+    plan: ChunkPlan,
+) -> Op::Elem {
     if plan.workers <= 1 {
-        match data {
-            Chunks::Separate(input, output) => {
-                scan_seeded::<Op>(input, output, Op::identity(), mode)
-            }
-            Chunks::InPlace(data) => scan_seeded_in_place::<Op>(data, Op::identity(), mode),
-        }
-        return;
+        return match data {
+            Chunks::Separate(input, output) => scan_seeded::<Op>(input, output, seed, mode),
+            Chunks::InPlace(data) => scan_seeded_in_place::<Op>(data, seed, mode),
+        };
     }
+    let first_seed = seed;
     // Each chunk sits behind an uncontended mutex: the worker that claims index k is the only
     // one that ever locks it, and this keeps the hand-out of `&mut` chunks free of `unsafe`.
     let chunks: Vec<Mutex<Chunk<'_, Op::Elem>>> = match data {
@@ -153,7 +190,7 @@ fn scan_chained<Op: ScanOp>(data: Chunks<'_, Op::Elem>, mode: ScanMode, plan: Ch
             .fold(Op::identity(), |acc, &t| Op::combine(acc, t));
         let seed = match k.checked_sub(1) {
             Some(prev) => *wait_for(&inclusive[prev]),
-            None => Op::identity(),
+            None => first_seed,
         };
         // Publish before scanning, so the next chunk's worker waits for a reduce, not a scan.
         let _ = inclusive[k].set(Op::combine(seed, total));
@@ -165,6 +202,10 @@ fn scan_chained<Op: ScanOp>(data: Chunks<'_, Op::Elem>, mode: ScanMode, plan: Ch
         }
         worker();
     });
+    inclusive
+        .last()
+        .and_then(|total| total.get().copied())
+        .unwrap_or(first_seed)
 }
 
 /// Waits until another worker publishes `cell`: spins briefly (the usual wait is one chunk's
@@ -309,7 +350,7 @@ fn scan_seeded<Op: ScanOp>(
     output: &mut [Op::Elem],
     seed: Op::Elem,
     mode: ScanMode,
-) {
+) -> Op::Elem {
     let mut acc = seed;
     match mode {
         ScanMode::Inclusive => {
@@ -325,9 +366,14 @@ fn scan_seeded<Op: ScanOp>(
             }
         }
     }
+    acc
 }
 
-fn scan_seeded_in_place<Op: ScanOp>(data: &mut [Op::Elem], seed: Op::Elem, mode: ScanMode) {
+fn scan_seeded_in_place<Op: ScanOp>(
+    data: &mut [Op::Elem],
+    seed: Op::Elem,
+    mode: ScanMode,
+) -> Op::Elem {
     let mut acc = seed;
     match mode {
         ScanMode::Inclusive => {
@@ -344,24 +390,27 @@ fn scan_seeded_in_place<Op: ScanOp>(data: &mut [Op::Elem], seed: Op::Elem, mode:
             }
         }
     }
+    acc
 }
 
 /// [`scan_parallel`] with an explicit plan, for tests that need many tiny chunks.
 #[cfg(test)]
 fn scan_parallel_planned<Op: ScanOp>(
     data: Chunks<'_, Op::Elem>,
+    seed: Op::Elem,
     mode: ScanMode,
     chunk_len: usize,
     workers: usize,
-) {
+) -> Op::Elem {
     scan_chained::<Op>(
         data,
+        seed,
         mode,
         ChunkPlan {
             chunk_len: chunk_len.max(1),
             workers,
         },
-    );
+    )
 }
 
 /// A CPU scanner with the same interface as the GPU [`crate::Scanner`].
@@ -436,6 +485,18 @@ impl<Op: ScanOp> CpuScanner<Op> {
     pub fn scan_in_place(&mut self, data: &mut [Op::Elem]) -> Result<(), ScanError> {
         scan_parallel_in_place::<Op>(data, self.mode);
         Ok(())
+    }
+
+    /// Scans after the initial value `init`; returns the scan and its total, as the GPU
+    /// scanner's `scan_with_init` does.
+    pub fn scan_with_init(
+        &mut self,
+        input: &[Op::Elem],
+        init: Op::Elem,
+    ) -> Result<(Vec<Op::Elem>, Op::Elem), ScanError> {
+        let mut out = input.to_vec();
+        let total = scan_parallel_with_init::<Op>(input, &mut out, init, self.mode);
+        Ok((out, total))
     }
 }
 
@@ -514,6 +575,50 @@ mod tests {
             .collect()
     }
 
+    /// Scans after an initial value, on every plan, against a fold that starts from it; the
+    /// returned total too.
+    fn check_with_init<Op: ScanOp>(name: &str, input: &[Op::Elem], mode: ScanMode, init: Op::Elem)
+    where
+        Op::Elem: TestValue,
+    {
+        let mut acc = init;
+        let mut expected = Vec::with_capacity(input.len());
+        for &x in input {
+            let next = Op::combine(acc, x);
+            expected.push(if mode == ScanMode::Inclusive {
+                next
+            } else {
+                acc
+            });
+            acc = next;
+        }
+        let n = input.len();
+        let mut seq = vec![Op::identity(); n];
+        let total = scan_sequential_with_init::<Op>(input, &mut seq, init, mode);
+        assert_eq!(
+            (seq, total),
+            (expected.clone(), acc),
+            "{name} with init, sequential n={n}"
+        );
+        for (chunk_len, workers) in [(usize::MAX, 0), (3, 2), (97, 3)] {
+            if chunk_len < 97 && n > 100_000 {
+                continue;
+            }
+            let mut par = vec![Op::identity(); n];
+            let total = if chunk_len == usize::MAX {
+                scan_parallel_with_init::<Op>(input, &mut par, init, mode)
+            } else {
+                let sep = Chunks::Separate(input, &mut par);
+                scan_parallel_planned::<Op>(sep, init, mode, chunk_len, workers)
+            };
+            assert_eq!(
+                (par, total),
+                (expected.clone(), acc),
+                "{name} with init, parallel n={n} {mode} chunk_len={chunk_len}"
+            );
+        }
+    }
+
     fn check<Op: ScanOp>(name: &str)
     where
         Op::Elem: TestValue,
@@ -543,9 +648,9 @@ mod tests {
                         scan_parallel_in_place::<Op>(&mut in_place, mode);
                     } else {
                         let sep = Chunks::Separate(&input, &mut par);
-                        scan_parallel_planned::<Op>(sep, mode, chunk_len, workers);
+                        scan_parallel_planned::<Op>(sep, Op::identity(), mode, chunk_len, workers);
                         let inp = Chunks::InPlace(&mut in_place);
-                        scan_parallel_planned::<Op>(inp, mode, chunk_len, workers);
+                        scan_parallel_planned::<Op>(inp, Op::identity(), mode, chunk_len, workers);
                     }
                     assert_eq!(
                         par, expected,
@@ -555,6 +660,11 @@ mod tests {
                         in_place, expected,
                         "{name} parallel in place n={n} {mode} chunk_len={chunk_len}"
                     );
+                }
+                // The seed only changes the first chunk's start and the total: small sizes with
+                // many chunks show it as well as a million elements would.
+                if n <= 65_537 {
+                    check_with_init::<Op>(name, &input, mode, Op::Elem::random(&mut rng));
                 }
                 let mut seq_in_place = input.clone();
                 scan_sequential_in_place::<Op>(&mut seq_in_place, mode);

@@ -39,6 +39,10 @@ pub enum ScanError {
     #[error("length mismatch: input has {input} elements, output has {output}")]
     LengthMismatch { input: u64, output: u64 },
 
+    /// An initial-value or total buffer of a scan has no element (checked before any launch).
+    #[error("the scan's {what} buffer is empty; it needs one element")]
+    EmptyExtra { what: &'static str },
+
     /// The launch plan needs a grid larger than CUDA allows (2^31-1 blocks in x).
     #[error("input of {n} elements needs a grid of {blocks} blocks, more than the {max_blocks} CUDA allows; use a larger tile")]
     TooLarge {

@@ -3,6 +3,7 @@
 use crate::abi;
 use crate::capture::{self, Capture};
 use crate::error::{alloc, driver, ScanError};
+use crate::extras::ScanExtras;
 use crate::gpu::{Gpu, LoadedScan, ModuleKey};
 use crate::launch_plan::{self, Buffer, Kernel, LaunchPlan};
 use crate::workspace::{Needs, Workspace};
@@ -149,6 +150,36 @@ where
         download(&stream, &staging, data)
     }
 
+    /// Scans host memory after the initial value `init`; returns the scan and its total
+    /// (`init ⊕ input[0] ⊕ … ⊕ input[n-1]`), as [`ScanExtras`] describes.
+    pub fn scan_with_init(
+        &mut self,
+        input: &[Op::Elem],
+        init: Op::Elem,
+    ) -> Result<(Vec<Op::Elem>, Op::Elem), ScanError> {
+        if input.is_empty() {
+            return Ok((Vec::new(), init));
+        }
+        let stream = self.gpu.default_stream();
+        let staging = self.upload(&stream, input)?;
+        let init_dev = self.upload(&stream, &[init])?;
+        let mut total_dev = self.upload(&stream, &[init])?;
+        // SAFETY: every element is written by the scan before it is read back.
+        let mut output = unsafe { stream.alloc::<Op::Elem>(input.len()) }.map_err(alloc(
+            std::mem::size_of_val(input) as u64,
+            "the device copy of the result",
+        ))?;
+        let extras = ScanExtras::new().init(&init_dev).total(&mut total_dev);
+        self.scan_device_with(&stream, &staging, &mut output, extras)?;
+        let mut result = input.to_vec();
+        let mut total = [init];
+        stream
+            .memcpy_dtoh(&total_dev, &mut total)
+            .map_err(driver("copying the total to the host"))?;
+        download(&stream, &output, &mut result)?;
+        Ok((result, total[0]))
+    }
+
     /// Makes the scanner ready to scan up to `n` elements on `stream` without loading a module
     /// or allocating: loads every kernel variant an input of at most `n` elements can use and
     /// sizes the scratch for the largest, enqueued on `stream` (no host synchronisation). Call it
@@ -173,6 +204,9 @@ where
         }
         self.workspace.follow(stream, Capture::None)?;
         self.workspace.reserve(stream, needs)?;
+        // The total of an empty scan with no initial value is copied from here.
+        self.workspace
+            .identity(stream, Capture::None, &[Op::identity()])?;
         self.workspace.used(stream, Capture::None);
         Ok(())
     }
@@ -197,23 +231,77 @@ where
         I: DevicePtr<Op::Elem>,
         O: DevicePtrMut<Op::Elem>,
     {
+        self.scan_device_with(stream, input, output, ScanExtras::new())
+    }
+
+    /// [`Scanner::scan_device`] with an initial value read from device memory and/or the total
+    /// written to device memory ([`ScanExtras`]). Every buffer is checked (lengths, device)
+    /// before anything is launched.
+    pub fn scan_device_with<I, O>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        input: &I,
+        output: &mut O,
+        extras: ScanExtras<'_, Op::Elem>,
+    ) -> Result<(), ScanError>
+    where
+        I: DevicePtr<Op::Elem>,
+        O: DevicePtrMut<Op::Elem>,
+    {
         ScanError::check_lengths(input.len(), output.len())?;
+        let ScanExtras { init, total } = extras;
+        for (what, len) in [
+            ("init", init.as_ref().map(|b| b.len())),
+            ("total", total.as_ref().map(|b| b.len())),
+        ] {
+            if len == Some(0) {
+                return Err(ScanError::EmptyExtra { what });
+            }
+        }
         self.check_device(stream)?;
         self.check_device(input.stream())?;
         self.check_device(output.stream())?;
+        if let Some(b) = &init {
+            self.check_device(b.stream())?;
+        }
+        if let Some(b) = &total {
+            self.check_device(b.stream())?;
+        }
         let capture = capture::status(stream)?;
-        let Some(ready) = self.ready(stream, capture, input.len() as u64)? else {
-            return Ok(());
+        let n = input.len() as u64;
+        let ready = self.ready(stream, capture, n)?;
+        let empty_total_from = match (&ready, &total, &init) {
+            (None, Some(_), None) => Some(self.identity_on_device(stream, capture)?),
+            _ => None,
         };
         let (input_ptr, read) = input.device_ptr(stream);
         let (output_ptr, write) = output.device_ptr_mut(stream);
+        let init = init.map(|b| b.device_ptr(stream));
+        let total = total.map(|b| b.device_ptr_mut(stream));
+        let init_ptr = init.as_ref().map_or(0, |(p, _)| *p);
+        let total_ptr = total.as_ref().map_or(0, |(p, _)| *p);
+        let guards = (read, write, init.map(|(_, g)| g), total.map(|(_, g)| g));
         if capture == Capture::Active {
-            // A record inside the capture would make every later use of the buffer outside it
+            // A record inside the capture would make every later use of the buffers outside it
             // wait on a captured event, which CUDA rejects (and cudarc reports at its next call).
-            std::mem::forget((read, write));
+            std::mem::forget(guards);
             capture::check_buffers(stream, capture)?;
         }
-        self.enqueue(stream, capture, &ready, input_ptr, output_ptr)
+        match ready {
+            Some(ready) => {
+                let seeds = Seeds {
+                    init: init_ptr,
+                    total: total_ptr,
+                };
+                self.enqueue(stream, capture, &ready, input_ptr, output_ptr, seeds)
+            }
+            None => copy_empty_total(
+                stream,
+                total_ptr,
+                empty_total_from.unwrap_or(init_ptr),
+                self.elem_bytes(),
+            ),
+        }
     }
 
     /// Enqueues an in-place scan of device memory on `stream`; returns without waiting. Inside
@@ -234,11 +322,11 @@ where
         };
         let (ptr, write) = data.device_ptr_mut(stream);
         if capture == Capture::Active {
-            // As in scan_device: no record of the use inside the capture.
+            // As in scan_device_with: no record of the use inside the capture.
             std::mem::forget(write);
             capture::check_buffers(stream, capture)?;
         }
-        self.enqueue(stream, capture, &ready, ptr, ptr)
+        self.enqueue(stream, capture, &ready, ptr, ptr, Seeds::NONE)
     }
 
     /// Enqueues a scan of `n` elements from device address `input` to `output` (equal for in
@@ -258,10 +346,44 @@ where
         output: CUdeviceptr,
         n: u64,
     ) -> Result<(), ScanError> {
+        self.scan_device_ptr_with(stream, input, output, n, 0, 0)
+    }
+
+    /// [`Scanner::scan_device_ptr`] with an initial value at device address `init` and the total
+    /// written to `total` (0 for either: none), as [`ScanExtras`] describes.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Scanner::scan_device_ptr`]; `init` and `total`, when not 0, must each hold one
+    /// element, not overlap the input or output, and be ordered on `stream` like them.
+    pub unsafe fn scan_device_ptr_with(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        input: CUdeviceptr,
+        output: CUdeviceptr,
+        n: u64,
+        init: CUdeviceptr,
+        total: CUdeviceptr,
+    ) -> Result<(), ScanError> {
         self.check_device(stream)?;
         let capture = capture::status(stream)?;
         match self.ready(stream, capture, n)? {
-            Some(ready) => self.enqueue(stream, capture, &ready, input, output),
+            Some(ready) => self.enqueue(
+                stream,
+                capture,
+                &ready,
+                input,
+                output,
+                Seeds { init, total },
+            ),
+            None if total != 0 => {
+                let from = if init != 0 {
+                    init
+                } else {
+                    self.identity_on_device(stream, capture)?
+                };
+                copy_empty_total(stream, total, from, self.elem_bytes())
+            }
             None => Ok(()),
         }
     }
@@ -372,7 +494,26 @@ where
         Ok(Some(ReadyLaunch { loaded, plan }))
     }
 
-    /// Enqueues `ready`'s launches from `input` to `output` (may be equal).
+    /// The operator's identity in device memory (the total of an empty scan with no initial
+    /// value), uploaded on first use; inside a capture it must already be there (`prepare`).
+    fn identity_on_device(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        capture: Capture,
+    ) -> Result<CUdeviceptr, ScanError> {
+        self.workspace.follow(stream, capture)?;
+        let ptr = self
+            .workspace
+            .identity(stream, capture, &[Op::identity()])?;
+        self.workspace.used(stream, capture);
+        Ok(ptr)
+    }
+
+    fn elem_bytes(&self) -> usize {
+        std::mem::size_of::<Op::Elem>()
+    }
+
+    /// Enqueues `ready`'s launches from `input` to `output` (may be equal), with `seeds`.
     fn enqueue(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -380,6 +521,7 @@ where
         ready: &ReadyLaunch,
         input: CUdeviceptr,
         output: CUdeviceptr,
+        seeds: Seeds,
     ) -> Result<(), ScanError> {
         let ReadyLaunch { loaded, plan } = ready;
         let generated = &loaded.generated;
@@ -408,16 +550,21 @@ where
             match launch.kernel {
                 Kernel::SinglePass => {
                     args.arg(&tile_state_ptr).arg(&tile_state_slots);
+                    args.arg(&seeds.init).arg(&seeds.total);
                 }
                 Kernel::ReduceTiles => {}
-                Kernel::ScanTiles | Kernel::ScanSpine => {
+                Kernel::ScanTiles => {
+                    args.arg(&prefixes).arg(&seeds.init).arg(&seeds.total);
+                }
+                Kernel::ScanSpine => {
                     args.arg(&prefixes);
                 }
             }
             // SAFETY: the arguments are exactly the entry's ABI signature (ARCHITECTURE.md):
             // device pointers to `n` elements (lengths checked by the callers), the scratch
             // sized by the same plan (the tile state for at least `plan.single_pass_tiles`
-            // slots), `n` and the slot count as u64.
+            // slots), `n` and the slot count as u64, init and total as one-element device
+            // pointers or NULL.
             unsafe { args.launch(config) }.map_err(|source| ScanError::Launch {
                 kernel: launch.kernel.name(),
                 source,
@@ -426,6 +573,34 @@ where
         ws.used(stream, capture);
         Ok(())
     }
+}
+
+/// The initial value and the total of one scan: device addresses of one element, 0 for none.
+#[derive(Clone, Copy)]
+struct Seeds {
+    init: CUdeviceptr,
+    total: CUdeviceptr,
+}
+
+impl Seeds {
+    const NONE: Seeds = Seeds { init: 0, total: 0 };
+}
+
+/// An empty scan's total is its initial value (or the identity): one element copied on the
+/// stream, which a capture records like any copy.
+fn copy_empty_total(
+    stream: &Arc<CudaStream>,
+    total: CUdeviceptr,
+    from: CUdeviceptr,
+    bytes: usize,
+) -> Result<(), ScanError> {
+    if total == 0 {
+        return Ok(());
+    }
+    // SAFETY: both are device addresses of at least one element (checked or promised by the
+    // callers), and the copy is ordered on `stream` like the scan it stands in for.
+    unsafe { cudarc::driver::result::memcpy_dtod_async(total, from, bytes, stream.cu_stream()) }
+        .map_err(driver("writing the total of an empty scan"))
 }
 
 /// A launch plan whose scratch is in place (`Scanner::ready`), waiting for its buffers.

@@ -5,7 +5,7 @@ use crate::capture::Capture;
 use crate::device_buffer::DeviceBuffer;
 use crate::error::{driver, ScanError};
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::CudaStream;
+use cudarc::driver::{result, CudaStream, DeviceRepr};
 use std::sync::Arc;
 
 /// Scratch a launch plan needs, in bytes.
@@ -31,6 +31,8 @@ pub(crate) struct Workspace {
     levels: Option<DeviceBuffer>,
     /// Zeroed once when allocated; the kernel keeps its own launch state in it from then on.
     tile_state: Option<DeviceBuffer>,
+    /// The operator's identity, one element, for the total of an empty scan.
+    identity: Option<DeviceBuffer>,
     /// Buffers outgrown after a launch was captured into a CUDA graph: the graph still points
     /// at them, so they live as long as the scanner.
     retained: Vec<DeviceBuffer>,
@@ -45,6 +47,7 @@ impl Workspace {
         Workspace {
             levels: None,
             tile_state: None,
+            identity: None,
             retained: Vec::new(),
             captured: false,
             last_stream: None,
@@ -147,6 +150,32 @@ impl Workspace {
         }
     }
 
+    /// Device address of `value` (the operator's identity), uploaded on `stream` the first time;
+    /// inside a capture it must have been uploaded before (`Scanner::prepare`).
+    pub(crate) fn identity<T: DeviceRepr>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        capture: Capture,
+        value: &[T; 1],
+    ) -> Result<CUdeviceptr, ScanError> {
+        if let Some(identity) = &self.identity {
+            return Ok(identity.ptr());
+        }
+        if capture == Capture::Active {
+            return Err(ScanError::NotPreparedForCapture {
+                n: 0,
+                needs: "the operator's identity uploaded (the total of an empty scan)".into(),
+            });
+        }
+        let bytes = std::mem::size_of::<T>() as u64;
+        let buffer = DeviceBuffer::new(stream, bytes, false, "the operator's identity")?;
+        // SAFETY: `buffer` holds one `T`; a copy from pageable memory is staged before the call
+        // returns, so `value` need not outlive it.
+        unsafe { result::memcpy_htod_async(buffer.ptr(), value, stream.cu_stream()) }
+            .map_err(driver("uploading the operator's identity"))?;
+        Ok(self.identity.insert(buffer).ptr())
+    }
+
     /// Device address of the level buffers (0 if there are none).
     pub(crate) fn levels_ptr(&self) -> CUdeviceptr {
         self.levels.as_ref().map_or(0, DeviceBuffer::ptr)
@@ -178,6 +207,7 @@ impl Drop for Workspace {
                 .levels
                 .iter_mut()
                 .chain(self.tile_state.iter_mut())
+                .chain(self.identity.iter_mut())
                 .chain(self.retained.iter_mut());
             for buffer in buffers {
                 buffer.free_after(&last);
