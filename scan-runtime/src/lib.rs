@@ -19,6 +19,8 @@
 
 mod abi;
 mod auto;
+mod cache_entry;
+mod cache_trust;
 pub mod compile;
 pub mod cpu;
 pub mod disk_cache;
@@ -30,7 +32,7 @@ mod scanner;
 
 pub use auto::{auto, AnyScanner, Scan};
 pub use cpu::CpuScanner;
-pub use disk_cache::{default_cache_dir, DiskCache};
+pub use disk_cache::{default_cache_dir, CacheTrust, DiskCache};
 pub use error::ScanError;
 pub use gpu::{driver_available, Gpu};
 pub use options::ScanOptions;
