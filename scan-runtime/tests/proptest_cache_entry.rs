@@ -6,14 +6,20 @@
 //! under `proptest-regressions/` and replayed first on every later run: commit those files.
 
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+use proptest::test_runner::{Config, FileFailurePersistence};
 use scan_runtime::disk_cache::{decode, encode, CacheKey, FORMAT_VERSION};
 use scan_runtime::{CacheTrust, DiskCache};
 use std::sync::Arc;
 
-/// `cases` unless `PROPTEST_CASES` asks for another number.
+/// `cases` unless `PROPTEST_CASES` asks for another number; failures are saved beside this
+/// file (`<test>.proptest-regressions`).
 fn config(cases: u32) -> Config {
-    let mut config = Config::default();
+    let mut config = Config {
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..Config::default()
+    };
     if std::env::var_os("PROPTEST_CASES").is_none() {
         config.cases = cases;
     }
