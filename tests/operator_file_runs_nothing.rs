@@ -1,3 +1,4 @@
+#![cfg(unix)]
 //! `scangen emit --file` and `check --file` only parse the operator file (syn); nothing in it
 //! runs. The file is one a user may have been handed, so it is built here to do harm if
 //! anything but a parser touched it:

@@ -1,3 +1,4 @@
+#![cfg(unix)]
 //! The disk cache loads only what the user owns: one test per rule of `cache_trust`, on real
 //! directories and files.
 //!
