@@ -5,7 +5,7 @@
 //! any driver that knows the architecture, whereas PTX from an NVRTC newer than the driver would
 //! fail to JIT.
 
-use crate::disk_cache::{CacheKey, DiskCache};
+use crate::disk_cache::{CacheKey, DiskCache, FORMAT_VERSION};
 use crate::error::ScanError;
 use cudarc::nvrtc::result as nvrtc;
 use cudarc::nvrtc::sys;
@@ -94,7 +94,21 @@ pub fn compile_options(sm: u32) -> Vec<String> {
     vec!["--std=c++17".into(), format!("--gpu-architecture=sm_{sm}")]
 }
 
-/// The cache key of a compilation: everything that can change its output.
+/// The compiler a kernel image comes from, as the disk cache records it in each entry and checks
+/// it on load: scangen's version, NVRTC's, the target and the options. (NVRTC reports only
+/// major.minor; its patch releases share an identity.)
+pub fn compiler_identity(sm: u32, options: &[String], nvrtc: (i32, i32)) -> String {
+    format!(
+        "scangen {} | NVRTC {}.{} | sm_{sm} | {}",
+        env!("CARGO_PKG_VERSION"),
+        nvrtc.0,
+        nvrtc.1,
+        options.join(" ")
+    )
+}
+
+/// The cache key of a compilation: everything that can change its output, and the layout of
+/// the entry that stores it (an entry of an older layout is then a plain miss).
 pub fn cache_key(source: &str, sm: u32, options: &[String], nvrtc: (i32, i32)) -> CacheKey {
     let mut h = Sha256::new();
     let mut field = |bytes: &[u8]| {
@@ -103,6 +117,7 @@ pub fn cache_key(source: &str, sm: u32, options: &[String], nvrtc: (i32, i32)) -
         h.update(bytes);
     };
     field(b"scangen kernel cache");
+    field(&FORMAT_VERSION.to_le_bytes());
     field(env!("CARGO_PKG_VERSION").as_bytes());
     field(source.as_bytes());
     field(format!("sm_{sm}").as_bytes());
@@ -122,19 +137,25 @@ pub fn compile_cached(
 ) -> Result<Arc<KernelImage>, ScanError> {
     static MEMORY: OnceLock<Mutex<HashMap<CacheKey, Arc<KernelImage>>>> = OnceLock::new();
     let options = compile_options(sm);
-    let key = cache_key(source, sm, &options, nvrtc_version()?);
+    let nvrtc = nvrtc_version()?;
+    let key = cache_key(source, sm, &options, nvrtc);
+    let identity = compiler_identity(sm, &options, nvrtc);
     let memory = MEMORY.get_or_init(Default::default);
     if let Some(hit) = memory.lock().expect("compile cache poisoned").get(&key) {
         return Ok(hit.clone());
     }
-    let image = match disk.load(&key).as_deref().map(KernelImage::from_bytes) {
+    let image = match disk
+        .load(&key, &identity)
+        .as_deref()
+        .map(KernelImage::from_bytes)
+    {
         Some(Some(image)) => image,
         found => {
             if found.is_some() {
                 eprintln!("scangen: warning: cache entry holds no kernel image; recompiling");
             }
             let image = compile(source, &options)?;
-            disk.store(&key, &image.to_bytes());
+            disk.store(&key, &identity, &image.to_bytes());
             image
         }
     };
@@ -356,6 +377,20 @@ mod tests {
     }
 
     #[test]
+    fn compiler_identity_names_every_part() {
+        let id = compiler_identity(90, &compile_options(90), (12, 9));
+        assert_eq!(
+            id,
+            format!(
+                "scangen {} | NVRTC 12.9 | sm_90 | --std=c++17 --gpu-architecture=sm_90",
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+        assert_ne!(id, compiler_identity(80, &compile_options(80), (12, 9)));
+        assert_ne!(id, compiler_identity(90, &compile_options(90), (12, 8)));
+    }
+
+    #[test]
     fn image_bytes_round_trip() {
         for image in [
             KernelImage::Cubin(vec![1, 2, 3]),
@@ -410,8 +445,10 @@ mod tests {
         // A source unique to this test run, so the process-wide memory cache cannot answer.
         let source = format!("{GOOD}// {:?}\n", std::time::SystemTime::now());
         let first = compile_cached(&source, 80, &disk).unwrap();
-        let key = cache_key(&source, 80, &compile_options(80), nvrtc_version().unwrap());
-        let stored = disk.load(&key).expect("written to disk");
+        let nvrtc = nvrtc_version().unwrap();
+        let key = cache_key(&source, 80, &compile_options(80), nvrtc);
+        let identity = compiler_identity(80, &compile_options(80), nvrtc);
+        let stored = disk.load(&key, &identity).expect("written to disk");
         assert_eq!(KernelImage::from_bytes(&stored).as_ref(), Some(&*first));
         // The memory cache answers the second call with the same Arc.
         let second = compile_cached(&source, 80, &disk).unwrap();

@@ -1,32 +1,32 @@
-//! The on-disk cache of compiled kernels.
+//! The on-disk cache of compiled kernels: one file per key, named after the key, in a directory
+//! the cache only reads from when it is yours.
 //!
-//! One file per key, named after the key. Each file is
+//! The bytes of an entry are `cache_entry`'s; whom the cache believes is `cache_trust`'s. This
+//! file does the I/O. Entries are written to a uniquely named temporary file in the same
+//! directory, fsynced and renamed over the final name, so readers see either no file or a
+//! complete one, and two processes writing the same entry at once both succeed (the last rename
+//! wins; both wrote the same bytes).
 //!
-//! ```text
-//! magic "SCANGENK" (8) | format version u32 LE (4) | key (32) | payload length u64 LE (8)
-//! | sha256(payload) (32) | payload
-//! ```
-//!
-//! Files are written to a uniquely named temporary file in the same directory, fsynced and
-//! renamed over the final name, so readers see either no file or a complete one, and two
-//! processes writing the same entry at once both succeed (the last rename wins; both wrote the
-//! same bytes). Anything wrong with an entry (truncated, corrupt, written for another key or by
-//! another format version) is reported as a warning and treated as a miss; the caller recompiles
-//! and rewrites it. A directory that cannot be created or written is a warning, never an error.
+//! Nothing here is ever an error to the caller: the cache only saves time. An entry that is
+//! damaged, built by another compiler, or not trustworthy (see `cache_trust`) is a warned miss
+//! (the caller recompiles and rewrites it); an untrusted directory is warned about once and not
+//! used; a directory that cannot be created or written is warned about once.
 
-use sha2::{Digest, Sha256};
+pub use crate::cache_entry::{
+    decode, encode, key_hex, CacheKey, Entry, EntryError, FORMAT_VERSION, HEADER_LEN,
+};
+pub use crate::cache_trust::{CacheTrust, Untrusted, SHARED_ENV};
+
+use crate::cache_trust::{self, OpenError};
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"SCANGENK";
-const FORMAT_VERSION: u32 = 1;
-const HEADER_LEN: usize = 8 + 4 + 32 + 8 + 32;
-
-/// A 32-byte cache key (a sha256 digest).
-pub type CacheKey = [u8; 32];
+/// The largest entry the cache reads. Its kernels' images are well under a megabyte; a bigger
+/// file was not written by it, and is not read into memory.
+pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
 
 /// Receives cache warnings (the default prints them to stderr).
 pub type WarningSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -44,28 +44,60 @@ pub fn default_cache_dir() -> Option<PathBuf> {
     non_empty("HOME").map(|home| PathBuf::from(home).join(".cache").join("scangen"))
 }
 
-/// Hex spelling of a key, used as the file name.
-pub fn key_hex(key: &CacheKey) -> String {
-    key.iter().map(|b| format!("{b:02x}")).collect()
+/// Why a present entry was not loaded; each is one warning.
+#[derive(Debug, thiserror::Error)]
+enum Refused {
+    #[error("cannot read cache entry {}: {source}; recompiling", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error(
+        "not loading cache entry {}: {why}, so it may not hold what scangen compiled; \
+         recompiling and replacing it",
+        path.display()
+    )]
+    Untrusted { path: PathBuf, why: Untrusted },
+    #[error(
+        "ignoring cache entry {}: it is {len} bytes, more than scangen ever writes \
+         ({MAX_ENTRY_BYTES}); recompiling and replacing it",
+        path.display()
+    )]
+    TooLarge { path: PathBuf, len: u64 },
+    #[error("ignoring damaged cache entry {}: {why}; recompiling and rewriting it", path.display())]
+    Damaged { path: PathBuf, why: EntryError },
+    #[error(
+        "ignoring cache entry {}: it was built by `{found}`, and this process compiles with \
+         `{expected}`; recompiling and rewriting it",
+        path.display()
+    )]
+    OtherCompiler {
+        path: PathBuf,
+        found: String,
+        expected: String,
+    },
 }
 
 /// A directory of cached kernel images.
 #[derive(Clone)]
 pub struct DiskCache {
     dir: Option<PathBuf>,
+    trust: CacheTrust,
     warn: WarningSink,
     /// Set after the first write failure: one warning per cache, not one per kernel.
     write_failed: Arc<AtomicBool>,
+    /// Set once the directory was found untrusted and said so: one warning per cache.
+    dir_refused: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for DiskCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DiskCache").field("dir", &self.dir).finish()
+        f.debug_struct("DiskCache")
+            .field("dir", &self.dir)
+            .field("trust", &self.trust)
+            .finish()
     }
 }
 
 impl DiskCache {
-    /// A cache in `dir` (`None`: disabled) reporting warnings to stderr.
+    /// A private cache in `dir` (`None`: disabled) reporting warnings to stderr.
     pub fn new(dir: Option<PathBuf>) -> DiskCache {
         DiskCache::with_warnings(
             dir,
@@ -73,18 +105,41 @@ impl DiskCache {
         )
     }
 
-    /// A cache in `dir` reporting warnings to `warn`.
+    /// A private cache in `dir` reporting warnings to `warn`.
     pub fn with_warnings(dir: Option<PathBuf>, warn: WarningSink) -> DiskCache {
         DiskCache {
             dir,
+            trust: CacheTrust::OwnerOnly,
             warn,
             write_failed: Arc::new(AtomicBool::new(false)),
+            dir_refused: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// The cache in [`default_cache_dir`].
+    /// The cache in [`default_cache_dir`], shared only if `SCANGEN_CACHE_SHARED=1`.
     pub fn from_env() -> DiskCache {
-        DiskCache::new(default_cache_dir())
+        let cache = DiskCache::new(default_cache_dir());
+        let trust = CacheTrust::from_env_value(std::env::var_os(SHARED_ENV).as_deref())
+            .unwrap_or_else(|why| {
+                // Once per process: `from_env` runs for every Gpu and law check.
+                static SAID: AtomicBool = AtomicBool::new(false);
+                if !SAID.swap(true, Ordering::Relaxed) {
+                    (cache.warn)(&why);
+                }
+                CacheTrust::OwnerOnly
+            });
+        cache.with_trust(trust)
+    }
+
+    /// The same cache with another trust rule. [`CacheTrust::Shared`] loads entries whoever
+    /// wrote them: anyone who can write the directory can then make scans compute wrong results.
+    pub fn with_trust(mut self, trust: CacheTrust) -> DiskCache {
+        self.trust = trust;
+        self
+    }
+
+    pub fn trust(&self) -> CacheTrust {
+        self.trust
     }
 
     pub fn dir(&self) -> Option<&Path> {
@@ -98,41 +153,133 @@ impl DiskCache {
             .map(|d| d.join(format!("{}.scangen", key_hex(key))))
     }
 
-    /// The payload stored for `key`, or `None` on a miss. A damaged entry is a warned miss.
-    pub fn load(&self, key: &CacheKey) -> Option<Vec<u8>> {
-        let path = self.entry_path(key)?;
-        if !self.dir.as_ref().is_some_and(|d| d.is_dir()) {
+    fn private(&self) -> bool {
+        self.trust == CacheTrust::OwnerOnly
+    }
+
+    /// The payload stored for `key` by the compiler `identity`, or `None` on a miss. An entry
+    /// that is damaged, from another compiler or not trusted is a warned miss.
+    pub fn load(&self, key: &CacheKey, identity: &str) -> Option<Vec<u8>> {
+        let dir = self.dir.as_deref()?;
+        if !fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
             // Nothing cached yet, or unusable: `store` says so (once).
             return None;
         }
-        let bytes = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
-            Err(e) => {
-                (self.warn)(&format!(
-                    "cannot read cache entry {}: {e}; recompiling",
-                    path.display()
-                ));
-                return None;
-            }
-        };
-        match decode(&bytes, key) {
-            Ok(payload) => Some(payload),
-            Err(why) => {
-                (self.warn)(&format!(
-                    "ignoring damaged cache entry {}: {why}; recompiling and rewriting it",
-                    path.display()
-                ));
+        if !self.dir_trusted(dir) {
+            return None;
+        }
+        let path = dir.join(format!("{}.scangen", key_hex(key)));
+        match self.read_entry(&path, key, identity) {
+            Ok(payload) => payload,
+            Err(refused) => {
+                (self.warn)(&refused.to_string());
                 None
             }
         }
     }
 
-    /// Stores `payload` for `key`. Failures are warned about and otherwise ignored: the cache
-    /// only saves time.
-    pub fn store(&self, key: &CacheKey, payload: &[u8]) {
+    /// The entry at `path`: `Ok(None)` when there is none.
+    fn read_entry(
+        &self,
+        path: &Path,
+        key: &CacheKey,
+        identity: &str,
+    ) -> Result<Option<Vec<u8>>, Refused> {
+        let untrusted = |why| Refused::Untrusted {
+            path: path.to_path_buf(),
+            why,
+        };
+        let read_error = |source| Refused::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut file = match cache_trust::open_entry(path) {
+            Ok(file) => file,
+            Err(OpenError::Io(e)) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(OpenError::Io(e)) => return Err(read_error(e)),
+            Err(OpenError::Untrusted(why)) => return Err(untrusted(why)),
+        };
+        // The metadata of the open file, not of the path: it describes the bytes read below
+        // even if the name is replaced in between.
+        let meta = file.metadata().map_err(read_error)?;
+        if !meta.is_file() {
+            return Err(untrusted(Untrusted::NotRegular));
+        }
+        if self.private() {
+            cache_trust::check(&meta).map_err(untrusted)?;
+        }
+        let too_large = |len| Refused::TooLarge {
+            path: path.to_path_buf(),
+            len,
+        };
+        if meta.len() > MAX_ENTRY_BYTES {
+            return Err(too_large(meta.len()));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        (&mut file)
+            .take(MAX_ENTRY_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(read_error)?;
+        if bytes.len() as u64 > MAX_ENTRY_BYTES {
+            // It grew while being read.
+            return Err(too_large(bytes.len() as u64));
+        }
+        let entry = decode(&bytes, key).map_err(|why| Refused::Damaged {
+            path: path.to_path_buf(),
+            why,
+        })?;
+        if entry.identity != identity {
+            return Err(Refused::OtherCompiler {
+                path: path.to_path_buf(),
+                found: entry.identity.to_string(),
+                expected: identity.to_string(),
+            });
+        }
+        Ok(Some(entry.payload.to_vec()))
+    }
+
+    /// Whether entries may be loaded from (and written to) `dir`; warns once when not.
+    fn dir_trusted(&self, dir: &Path) -> bool {
+        if !self.private() {
+            return true;
+        }
+        let verdict = fs::metadata(dir)
+            .map_err(|e| e.to_string())
+            .and_then(|meta| {
+                cache_trust::check(&meta).map_err(|why| {
+                    format!(
+                        "{why}, so someone else could plant kernels in it that compute wrong \
+                         results; compiling without it. To fix it, {}",
+                        cache_trust::dir_fix(&why, dir)
+                    )
+                })
+            });
+        match verdict {
+            Ok(()) => true,
+            Err(why) => {
+                if !self.dir_refused.swap(true, Ordering::Relaxed) {
+                    (self.warn)(&format!(
+                        "not using the kernel cache in {}: {why}",
+                        dir.display()
+                    ));
+                }
+                false
+            }
+        }
+    }
+
+    /// Stores `payload`, built by the compiler `identity`, for `key`. Failures are warned about
+    /// and otherwise ignored: the cache only saves time.
+    pub fn store(&self, key: &CacheKey, identity: &str, payload: &[u8]) {
         let Some(dir) = &self.dir else { return };
-        if let Err(e) = self.try_store(dir, key, payload) {
+        let result = cache_trust::create_dir(dir, self.private()).and_then(|()| {
+            if !self.dir_trusted(dir) {
+                // Said by `dir_trusted`; writing where nothing is read back would only cost.
+                return Ok(());
+            }
+            self.try_store(dir, key, identity, payload)
+        });
+        if let Err(e) = result {
             if self.write_failed.swap(true, Ordering::Relaxed) {
                 return;
             }
@@ -143,8 +290,13 @@ impl DiskCache {
         }
     }
 
-    fn try_store(&self, dir: &Path, key: &CacheKey, payload: &[u8]) -> io::Result<()> {
-        fs::create_dir_all(dir)?;
+    fn try_store(
+        &self,
+        dir: &Path,
+        key: &CacheKey,
+        identity: &str,
+        payload: &[u8],
+    ) -> io::Result<()> {
         let final_path = dir.join(format!("{}.scangen", key_hex(key)));
         // Unique per process, thread and call, so concurrent writers never share a temp file.
         static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -159,13 +311,11 @@ impl DiskCache {
             COUNTER.fetch_add(1, Ordering::Relaxed)
         ));
         let result = (|| {
-            let mut file = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp_path)?;
-            file.write_all(&encode(key, payload))?;
+            let mut file = cache_trust::create_entry(&tmp_path, self.private())?;
+            file.write_all(&encode(key, identity, payload))?;
             file.sync_all()?;
             drop(file);
+            // Replaces whatever was there, an untrusted entry included (the directory is ours).
             fs::rename(&tmp_path, &final_path)?;
             // Make the rename itself durable; failure here loses nothing but durability.
             if let Ok(d) = fs::File::open(dir) {
@@ -180,63 +330,13 @@ impl DiskCache {
     }
 }
 
-/// The bytes of a cache file holding `payload` for `key`.
-pub fn encode(key: &CacheKey, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(key);
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&Sha256::digest(payload));
-    out.extend_from_slice(payload);
-    out
-}
-
-/// The payload of a cache file, if the file is intact and was written for `key`.
-pub fn decode(bytes: &[u8], key: &CacheKey) -> Result<Vec<u8>, String> {
-    if bytes.len() < HEADER_LEN {
-        return Err(format!(
-            "truncated header ({} of {HEADER_LEN} bytes)",
-            bytes.len()
-        ));
-    }
-    let (magic, rest) = bytes.split_at(8);
-    if magic != MAGIC {
-        return Err("not a scangen cache file (bad magic)".into());
-    }
-    let (version, rest) = rest.split_at(4);
-    let version = u32::from_le_bytes(version.try_into().expect("4 bytes"));
-    if version != FORMAT_VERSION {
-        return Err(format!(
-            "format version {version}, expected {FORMAT_VERSION}"
-        ));
-    }
-    let (stored_key, rest) = rest.split_at(32);
-    if stored_key != key {
-        return Err(format!(
-            "entry belongs to key {}",
-            key_hex(stored_key.try_into().expect("32"))
-        ));
-    }
-    let (len, rest) = rest.split_at(8);
-    let len = u64::from_le_bytes(len.try_into().expect("8 bytes"));
-    let (checksum, payload) = rest.split_at(32);
-    if payload.len() as u64 != len {
-        return Err(format!(
-            "payload is {} bytes, header says {len}",
-            payload.len()
-        ));
-    }
-    if Sha256::digest(payload).as_slice() != checksum {
-        return Err("payload checksum mismatch".into());
-    }
-    Ok(payload.to_vec())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Mutex;
+
+    /// The compiler identity the tests store and load with.
+    const ID: &str = "test compiler";
 
     fn key(byte: u8) -> CacheKey {
         [byte; 32]
@@ -257,10 +357,13 @@ mod tests {
     fn round_trip_and_miss() {
         let tmp = tempfile::tempdir().unwrap();
         let (cache, warnings) = collecting(tmp.path().join("nested/dir"));
-        assert_eq!(cache.load(&key(1)), None);
-        cache.store(&key(1), b"cubin bytes");
-        assert_eq!(cache.load(&key(1)).as_deref(), Some(&b"cubin bytes"[..]));
-        assert_eq!(cache.load(&key(2)), None);
+        assert_eq!(cache.load(&key(1), ID), None);
+        cache.store(&key(1), ID, b"cubin bytes");
+        assert_eq!(
+            cache.load(&key(1), ID).as_deref(),
+            Some(&b"cubin bytes"[..])
+        );
+        assert_eq!(cache.load(&key(2), ID), None);
         assert!(
             warnings.lock().unwrap().is_empty(),
             "{:?}",
@@ -278,21 +381,21 @@ mod tests {
     fn corrupt_entry_is_a_warned_miss_and_is_rewritten() {
         let tmp = tempfile::tempdir().unwrap();
         let (cache, warnings) = collecting(tmp.path().to_path_buf());
-        cache.store(&key(3), b"payload payload");
+        cache.store(&key(3), ID, b"payload payload");
         let path = cache.entry_path(&key(3)).unwrap();
         let mut bytes = fs::read(&path).unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 0x40;
         fs::write(&path, &bytes).unwrap();
-        assert_eq!(cache.load(&key(3)), None);
+        assert_eq!(cache.load(&key(3), ID), None);
         assert!(
             warnings.lock().unwrap()[0].contains("checksum"),
             "{:?}",
             warnings.lock().unwrap()
         );
-        cache.store(&key(3), b"payload payload");
+        cache.store(&key(3), ID, b"payload payload");
         assert_eq!(
-            cache.load(&key(3)).as_deref(),
+            cache.load(&key(3), ID).as_deref(),
             Some(&b"payload payload"[..])
         );
     }
@@ -301,12 +404,12 @@ mod tests {
     fn truncated_entries_are_misses() {
         let tmp = tempfile::tempdir().unwrap();
         let (cache, warnings) = collecting(tmp.path().to_path_buf());
-        cache.store(&key(4), b"0123456789");
+        cache.store(&key(4), ID, b"0123456789");
         let path = cache.entry_path(&key(4)).unwrap();
         let full = fs::read(&path).unwrap();
         for cut in [0, 5, HEADER_LEN - 1, HEADER_LEN, full.len() - 1] {
             fs::write(&path, &full[..cut]).unwrap();
-            assert_eq!(cache.load(&key(4)), None, "cut at {cut}");
+            assert_eq!(cache.load(&key(4), ID), None, "cut at {cut}");
         }
         assert_eq!(warnings.lock().unwrap().len(), 5);
         assert!(warnings.lock().unwrap()[0].contains("truncated"));
@@ -317,24 +420,45 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (cache, warnings) = collecting(tmp.path().to_path_buf());
         // An entry for key 5 copied under key 6's name.
-        cache.store(&key(5), b"five");
+        cache.store(&key(5), ID, b"five");
         fs::copy(
             cache.entry_path(&key(5)).unwrap(),
             cache.entry_path(&key(6)).unwrap(),
         )
         .unwrap();
-        assert_eq!(cache.load(&key(6)), None);
+        assert_eq!(cache.load(&key(6), ID), None);
         assert!(warnings.lock().unwrap()[0].contains("belongs to key"));
         // Something that is not a cache file at all.
         fs::write(cache.entry_path(&key(7)).unwrap(), vec![b'x'; 200]).unwrap();
-        assert_eq!(cache.load(&key(7)), None);
+        assert_eq!(cache.load(&key(7), ID), None);
         assert!(warnings.lock().unwrap()[1].contains("bad magic"));
         // Another format version.
-        let mut other = encode(&key(8), b"eight");
+        let mut other = encode(&key(8), ID, b"eight");
         other[8] = 99;
         fs::write(cache.entry_path(&key(8)).unwrap(), other).unwrap();
-        assert_eq!(cache.load(&key(8)), None);
+        assert_eq!(cache.load(&key(8), ID), None);
         assert!(warnings.lock().unwrap()[2].contains("format version 99"));
+    }
+
+    #[test]
+    fn entries_of_another_compiler_are_misses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (cache, warnings) = collecting(tmp.path().to_path_buf());
+        cache.store(&key(11), "NVRTC 12.4 | sm_90", b"old image");
+        assert_eq!(cache.load(&key(11), "NVRTC 12.9 | sm_90"), None);
+        let w = warnings.lock().unwrap().clone();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("built by `NVRTC 12.4 | sm_90`")
+                && w[0].contains("compiles with `NVRTC 12.9 | sm_90`"),
+            "{w:?}"
+        );
+        // Rewritten by the current compiler, it loads.
+        cache.store(&key(11), "NVRTC 12.9 | sm_90", b"new image");
+        assert_eq!(
+            cache.load(&key(11), "NVRTC 12.9 | sm_90").as_deref(),
+            Some(&b"new image"[..])
+        );
     }
 
     #[test]
@@ -345,9 +469,9 @@ mod tests {
         let blocker = tmp.path().join("blocker");
         fs::write(&blocker, b"").unwrap();
         let (cache, warnings) = collecting(blocker.join("scangen"));
-        cache.store(&key(9), b"nine");
-        assert_eq!(cache.load(&key(9)), None);
-        cache.store(&key(10), b"ten");
+        cache.store(&key(9), ID, b"nine");
+        assert_eq!(cache.load(&key(9), ID), None);
+        cache.store(&key(10), ID, b"ten");
         let w = warnings.lock().unwrap();
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("cannot write kernel cache"), "{w:?}");
@@ -356,8 +480,8 @@ mod tests {
     #[test]
     fn disabled_cache_does_nothing() {
         let cache = DiskCache::new(None);
-        cache.store(&key(1), b"x");
-        assert_eq!(cache.load(&key(1)), None);
+        cache.store(&key(1), ID, b"x");
+        assert_eq!(cache.load(&key(1), ID), None);
     }
 
     #[test]
@@ -369,15 +493,15 @@ mod tests {
             for _ in 0..8 {
                 s.spawn(|| {
                     for _ in 0..10 {
-                        cache.store(&key(10), &payload);
-                        if let Some(got) = cache.load(&key(10)) {
+                        cache.store(&key(10), ID, &payload);
+                        if let Some(got) = cache.load(&key(10), ID) {
                             assert_eq!(got, payload);
                         }
                     }
                 });
             }
         });
-        assert_eq!(cache.load(&key(10)).unwrap(), payload);
+        assert_eq!(cache.load(&key(10), ID).unwrap(), payload);
         assert!(
             warnings.lock().unwrap().is_empty(),
             "{:?}",

@@ -19,6 +19,8 @@
 
 mod abi;
 mod auto;
+mod cache_entry;
+mod cache_trust;
 mod capture;
 pub mod compile;
 pub mod cpu;
@@ -34,7 +36,7 @@ mod workspace;
 
 pub use auto::{auto, AnyScanner, Scan};
 pub use cpu::CpuScanner;
-pub use disk_cache::{default_cache_dir, DiskCache};
+pub use disk_cache::{default_cache_dir, CacheTrust, DiskCache};
 pub use error::ScanError;
 pub use extras::ScanExtras;
 pub use gpu::{driver_available, Gpu};

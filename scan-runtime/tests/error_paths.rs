@@ -18,10 +18,10 @@ use common::{gpu, nvrtc_or_skip};
 use scan_core::{ElementType, OpSpec, PrimType};
 use scan_runtime::builtin::Add;
 use scan_runtime::compile::{
-    cache_key, compile, compile_cached, compile_options, nvrtc_available, nvrtc_version,
-    KernelImage,
+    cache_key, compile, compile_cached, compile_options, compiler_identity, nvrtc_available,
+    nvrtc_version, KernelImage,
 };
-use scan_runtime::disk_cache::{decode, key_hex};
+use scan_runtime::disk_cache::{decode, key_hex, HEADER_LEN};
 use scan_runtime::launch_plan::{self, MAX_GRID_BLOCKS};
 use scan_runtime::{
     auto, Algorithm, AnyScanner, CpuScanner, DiskCache, Gpu, Scan, ScanError, ScanMode, ScanOp,
@@ -396,10 +396,10 @@ fn damage_and_recompile(
     let fresh = cubin(&image);
 
     let after = std::fs::read(&path).unwrap();
-    let payload =
+    let entry =
         decode(&after, &key).unwrap_or_else(|why| panic!("{tag}: entry not rewritten: {why}"));
     assert!(
-        payload.ends_with(fresh),
+        entry.payload.ends_with(fresh),
         "{tag}: the rewritten entry holds another image"
     );
     let w = std::mem::take(&mut *warnings.lock().unwrap());
@@ -443,7 +443,7 @@ fn damaged_cache_entries_are_warned_about_recompiled_and_rewritten() {
         bytes[i] ^= 0x5a;
         std::fs::write(path, bytes).unwrap();
     });
-    insta::assert_snapshot!(w, @"ignoring damaged cache entry <entry>: payload checksum mismatch; recompiling and rewriting it");
+    insta::assert_snapshot!(w, @"ignoring damaged cache entry <entry>: checksum mismatch; recompiling and rewriting it");
 
     // The magic number overwritten.
     let w = damage_and_recompile(&disk, &warnings, &tag("magic"), |path, good| {
@@ -457,20 +457,30 @@ fn damaged_cache_entries_are_warned_about_recompiled_and_rewritten() {
     let w = damage_and_recompile(&disk, &warnings, &tag("short-header"), |path, good| {
         std::fs::write(path, &good[..50]).unwrap();
     });
-    insta::assert_snapshot!(w, @"ignoring damaged cache entry <entry>: truncated header (50 of 84 bytes); recompiling and rewriting it");
+    insta::assert_snapshot!(w, @"ignoring damaged cache entry <entry>: truncated header (50 of 88 bytes); recompiling and rewriting it");
 
     // Truncated inside the payload.
-    let mut lengths = (0, 0);
+    let mut lengths = (0, 0, 0);
     let w = damage_and_recompile(&disk, &warnings, &tag("short-payload"), |path, good| {
-        lengths = (good.len() - 84 - 100, good.len() - 84);
+        let body = &good[HEADER_LEN..];
+        let identity = compiler_identity(SM, &compile_options(SM), nvrtc_version().unwrap());
+        assert!(
+            body.starts_with(identity.as_bytes()),
+            "the entry records its compiler"
+        );
+        lengths = (
+            body.len() - 100,
+            identity.len(),
+            body.len() - identity.len(),
+        );
         std::fs::write(path, &good[..good.len() - 100]).unwrap();
     });
     assert_eq!(
         w,
         format!(
-            "ignoring damaged cache entry <entry>: payload is {} bytes, header says {}; \
-             recompiling and rewriting it",
-            lengths.0, lengths.1
+            "ignoring damaged cache entry <entry>: {} bytes follow the header, which announces \
+             {} (identity) + {} (payload); recompiling and rewriting it",
+            lengths.0, lengths.1, lengths.2
         )
     );
 
@@ -545,7 +555,9 @@ fn four_processes_fill_one_cache_entry_at_once() {
     let key = key_for(&source);
     let (disk, warnings) = collecting_cache(dir.clone());
     let entry = std::fs::read(disk.entry_path(&key).unwrap()).expect("the entry exists");
-    let payload = decode(&entry, &key).expect("the final entry decodes");
+    let payload = decode(&entry, &key)
+        .expect("the final entry decodes")
+        .payload;
     // Exactly one file: no temporary files left behind by any writer.
     let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
