@@ -29,6 +29,41 @@ pub(crate) fn type_string(ty: &syn::Type) -> String {
 
 pub(crate) const ALLOWED_PRIMS: &str = "i8, i16, i32, i64, u8, u16, u32, u64, f32, f64";
 
+/// What to write instead of a Rust primitive that has no GPU type here: why, and the
+/// replacement (`usize` -> `u64`), for every place a type can be written.
+pub(crate) fn unsupported_prim(name: &str) -> Option<String> {
+    Some(match name {
+        "u128" | "i128" => {
+            let half = if name == "u128" { "u64" } else { "i64" };
+            format!(
+                "`{name}` is not supported on the GPU: scangen's integers are at most 64 bits wide; use `{half}`, or a struct of two `u64` halves combined with explicit carries"
+            )
+        }
+        "usize" | "isize" => {
+            let fixed = if name == "usize" { "u64" } else { "i64" };
+            format!(
+                "`{name}` is not supported on the GPU: its width is the host's, and an element must have one layout on both sides; use `{fixed}`"
+            )
+        }
+        "char" => "`char` is not supported on the GPU: use `u32` (`c as u32`)".to_string(),
+        "f16" | "f128" => format!("`{name}` is not supported on the GPU: use `f32` or `f64`"),
+        _ => return None,
+    })
+}
+
+/// The name of a single-segment type path (`u128`, `Affine`).
+pub(crate) fn simple_type_name(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            let seg = &p.path.segments[0];
+            seg.arguments.is_none().then(|| seg.ident.to_string())
+        }
+        syn::Type::Group(g) => simple_type_name(&g.elem),
+        syn::Type::Paren(p) => simple_type_name(&p.elem),
+        _ => None,
+    }
+}
+
 /// The primitive a type names (`f32`, `core::primitive::f32`), if any.
 pub fn prim_of_type(ty: &syn::Type) -> Option<PrimType> {
     match ty {
@@ -164,6 +199,12 @@ pub fn element_struct(input: &syn::DeriveInput) -> Result<ElementStruct, Errors>
                     Some(p) => fields.push((name, p)),
                     None => {
                         let ty = type_string(&f.ty);
+                        if let Some(hint) =
+                            simple_type_name(&f.ty).and_then(|n| unsupported_prim(&n))
+                        {
+                            errors.push(f.ty.span(), format!("field `{name}`: {hint}"));
+                            continue;
+                        }
                         errors.push(
                             f.ty.span(),
                             format!(
@@ -183,12 +224,13 @@ pub fn element_struct(input: &syn::DeriveInput) -> Result<ElementStruct, Errors>
             format!("ScanElement needs named fields: write `struct {ident} {{ a: f32, b: f32 }}`"),
         ),
     }
+    // The declaration carries the C++ names (`int` -> `int_`), which the lowered operator uses.
     let decl = StructDecl::new(
-        ident.to_string(),
+        crate::names::struct_name(&ident.to_string()),
         fields
             .iter()
             .map(|(n, t)| StructField {
-                name: n.to_string(),
+                name: crate::names::field_name(&n.to_string()),
                 ty: *t,
             })
             .collect(),

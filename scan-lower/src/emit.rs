@@ -60,6 +60,8 @@ impl CTy {
 struct LitVal {
     neg: bool,
     kind: LitKind,
+    /// The literal as written (with its `-`), for range errors.
+    span: Span,
 }
 
 #[derive(Clone, Debug)]
@@ -123,119 +125,6 @@ pub(crate) struct Lowerer<'a> {
     declared: Vec<String>,
     errors: &'a mut Errors,
 }
-
-const CPP_RESERVED: &[&str] = &[
-    "alignas",
-    "alignof",
-    "and",
-    "and_eq",
-    "asm",
-    "auto",
-    "bitand",
-    "bitor",
-    "bool",
-    "break",
-    "case",
-    "catch",
-    "char",
-    "char8_t",
-    "char16_t",
-    "char32_t",
-    "class",
-    "compl",
-    "concept",
-    "const",
-    "consteval",
-    "constexpr",
-    "constinit",
-    "const_cast",
-    "continue",
-    "co_await",
-    "co_return",
-    "co_yield",
-    "decltype",
-    "default",
-    "delete",
-    "do",
-    "double",
-    "dynamic_cast",
-    "else",
-    "enum",
-    "explicit",
-    "export",
-    "extern",
-    "false",
-    "float",
-    "for",
-    "friend",
-    "goto",
-    "if",
-    "inline",
-    "int",
-    "long",
-    "mutable",
-    "namespace",
-    "new",
-    "noexcept",
-    "not",
-    "not_eq",
-    "nullptr",
-    "operator",
-    "or",
-    "or_eq",
-    "private",
-    "protected",
-    "public",
-    "register",
-    "reinterpret_cast",
-    "requires",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "static_assert",
-    "static_cast",
-    "struct",
-    "switch",
-    "template",
-    "this",
-    "thread_local",
-    "throw",
-    "true",
-    "try",
-    "typedef",
-    "typeid",
-    "typename",
-    "union",
-    "unsigned",
-    "using",
-    "virtual",
-    "void",
-    "volatile",
-    "wchar_t",
-    "while",
-    "xor",
-    "xor_eq",
-    "i8",
-    "i16",
-    "i32",
-    "i64",
-    "u8",
-    "u16",
-    "u32",
-    "u64",
-    "f32",
-    "f64",
-    "threadIdx",
-    "blockIdx",
-    "blockDim",
-    "gridDim",
-    "warpSize",
-    "NULL",
-    "main",
-    "T",
-];
 
 fn int_text(value: u128) -> String {
     if value <= i32::MAX as u128 {
@@ -309,13 +198,9 @@ impl<'a> Lowerer<'a> {
     /// A C++ name for a Rust local: the same name unless it is a C++ keyword, a helper's
     /// prefix, or already used in this function (C++ has no shadowing in one scope).
     fn declare_name(&mut self, rust: &str) -> String {
+        let rust = crate::names::unraw(rust);
         let mut base = rust.to_string();
-        if CPP_RESERVED.contains(&rust)
-            || rust.starts_with("rs_")
-            || rust.starts_with("scan_")
-            || rust.starts_with("__")
-            || rust.starts_with("_Z")
-        {
+        if crate::names::is_reserved(rust) {
             base.push('_');
         }
         let mut name = base.clone();
@@ -398,7 +283,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn lit_code(&self, lit: &LitVal, ty: &CTy) -> (String, bool) {
+    fn lit_code(&mut self, lit: &LitVal, ty: &CTy) -> (String, bool) {
         let sign = if lit.neg { "-" } else { "" };
         match (&lit.kind, ty) {
             (LitKind::Int(v), CTy::Prim(p)) if p.is_int() => {
@@ -446,10 +331,12 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Gives an untyped literal the type `ty`.
-    fn coerce(&self, v: Val, ty: &CTy) -> Val {
+    fn coerce(&mut self, v: Val, ty: &CTy) -> Val {
         match (&v.lit, v.ty.is_lit(), ty.is_concrete()) {
             (Some(lit), true, true) => {
-                let (code, atomic) = self.lit_code(lit, ty);
+                let lit = lit.clone();
+                self.check_fits(&lit, ty);
+                let (code, atomic) = self.lit_code(&lit, ty);
                 Val {
                     code,
                     ty: ty.clone(),
@@ -461,8 +348,14 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// `coerce`, then Rust's defaults if `ty` left the literal untyped.
+    fn settle(&mut self, v: Val, ty: &CTy) -> Val {
+        let v = self.coerce(v, ty);
+        self.default_lit(v)
+    }
+
     /// Rust's defaults for a literal nothing constrains: i32, f64.
-    fn default_lit(&self, v: Val) -> Val {
+    fn default_lit(&mut self, v: Val) -> Val {
         match v.ty {
             CTy::IntLit => self.coerce(v, &CTy::Prim(PrimType::I32)),
             CTy::FloatLit => self.coerce(v, &CTy::Prim(PrimType::F64)),
@@ -472,10 +365,11 @@ impl<'a> Lowerer<'a> {
 
     /// A value stored into a place of type `ty` (let, assignment, field, return): integer
     /// literals in `int` range convert implicitly and exactly, so they stay bare.
-    fn store(&self, v: Val, ty: &CTy) -> Val {
+    fn store(&mut self, v: Val, ty: &CTy) -> Val {
         if let Some(LitVal {
             neg,
             kind: LitKind::Int(n),
+            ..
         }) = &v.lit
         {
             let float = matches!(ty, CTy::Prim(PrimType::F32 | PrimType::F64))
@@ -492,6 +386,7 @@ impl<'a> Lowerer<'a> {
             Some(LitVal {
                 neg,
                 kind: LitKind::Float(d),
+                ..
             }),
             CTy::Field(_),
         ) = (&v.lit, ty)
@@ -508,6 +403,53 @@ impl<'a> Lowerer<'a> {
         }
         let v = self.coerce(v, ty);
         self.default_lit(v)
+    }
+
+    /// rustc rejects a literal out of its type's range (`300` as an `i8`, `1e400` as an `f32`,
+    /// `-1` as a `u32`); C++ would wrap or round it to infinity without a word.
+    fn check_fits(&mut self, lit: &LitVal, ty: &CTy) {
+        let CTy::Prim(p) = ty else { return };
+        let shown = match &lit.kind {
+            LitKind::Int(v) => format!("{}{v}", if lit.neg { "-" } else { "" }),
+            LitKind::Float(d) => format!("{}{d}", if lit.neg { "-" } else { "" }),
+        };
+        let message = match (&lit.kind, p.is_float()) {
+            (LitKind::Int(v), false) => {
+                let bits = p.size() as u32 * 8;
+                let (min, max): (i128, i128) = if p.is_signed_int() {
+                    (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+                } else {
+                    (0, (1i128 << bits) - 1)
+                };
+                let value = if lit.neg { -(*v as i128) } else { *v as i128 };
+                if !p.is_signed_int() && lit.neg {
+                    format!(
+                        "cannot negate `{v}` of type `{p}`: unsigned literals cannot be negative"
+                    )
+                } else if value < min || value > max {
+                    format!(
+                        "literal out of range for `{p}`: `{shown}` does not fit into `{p}`, whose range is `{min}..={max}`"
+                    )
+                } else {
+                    return;
+                }
+            }
+            (LitKind::Float(d), true) => {
+                let infinite = if *p == PrimType::F32 {
+                    d.parse::<f32>().map_or(true, f32::is_infinite)
+                } else {
+                    d.parse::<f64>().map_or(true, f64::is_infinite)
+                };
+                if !infinite {
+                    return;
+                }
+                format!(
+                    "literal out of range for `{p}`: `{shown}` is beyond `{p}::MAX` and would become infinity (write `{p}::INFINITY` if that is meant)"
+                )
+            }
+            _ => return,
+        };
+        self.errors.push(lit.span, message);
     }
 
     fn unify(&self, a: &CTy, b: &CTy) -> CTy {
@@ -784,7 +726,7 @@ impl<'a> Lowerer<'a> {
     fn expr(&mut self, e: &Expr, expected: Option<&CTy>) -> Val {
         match &e.kind {
             ExprKind::Error => Val::error(),
-            ExprKind::Lit(lit) => self.lit(lit, expected),
+            ExprKind::Lit(lit) => self.lit(lit, false, e.span, expected),
             ExprKind::Var(name) => match self.lookup(name) {
                 Some(Binding::Var { cpp, ty }) => Val::new(cpp, ty, true),
                 Some(Binding::Alias(init)) => self.expr(&init, expected),
@@ -798,7 +740,10 @@ impl<'a> Lowerer<'a> {
             ExprKind::Field(base, field) => {
                 let b = self.expr(base, None);
                 match b.ty {
-                    CTy::Struct => Val::new(format!("{}.{field}", b.operand()), CTy::Field(field.clone()), true),
+                    CTy::Struct => {
+                        let c = crate::names::field_name(field);
+                        Val::new(format!("{}.{c}", b.operand()), CTy::Field(c), true)
+                    }
                     CTy::Never => Val::error(),
                     _ => self.error(
                         e.span,
@@ -896,28 +841,18 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn lit(&mut self, lit: &Lit, expected: Option<&CTy>) -> Val {
-        let (lv, ty) = match lit {
+    fn lit(&mut self, lit: &Lit, neg: bool, span: Span, expected: Option<&CTy>) -> Val {
+        let (kind, suffix) = match lit {
             Lit::Bool(b) => return Val::new(if *b { "true" } else { "false" }, CTy::Bool, true),
-            Lit::Int { value, suffix } => (
-                LitVal {
-                    neg: false,
-                    kind: LitKind::Int(*value),
-                },
-                suffix.map(CTy::Prim),
-            ),
-            Lit::Float { digits, suffix } => (
-                LitVal {
-                    neg: false,
-                    kind: LitKind::Float(digits.clone()),
-                },
-                suffix.map(CTy::Prim),
-            ),
+            Lit::Int { value, suffix } => (LitKind::Int(*value), suffix),
+            Lit::Float { digits, suffix } => (LitKind::Float(digits.clone()), suffix),
         };
+        let lv = LitVal { neg, kind, span };
+        let ty = suffix.map(CTy::Prim);
         self.make_lit(lv, ty, expected)
     }
 
-    fn make_lit(&self, lv: LitVal, ty: Option<CTy>, expected: Option<&CTy>) -> Val {
+    fn make_lit(&mut self, lv: LitVal, ty: Option<CTy>, expected: Option<&CTy>) -> Val {
         let untyped = match lv.kind {
             LitKind::Int(_) => CTy::IntLit,
             LitKind::Float(_) => CTy::FloatLit,
@@ -936,12 +871,9 @@ impl<'a> Lowerer<'a> {
     }
 
     fn unary(&mut self, op: UnOp, inner: &Expr, expected: Option<&CTy>, span: Span) -> Val {
-        if op == UnOp::Neg && Self::is_literal_expr(inner) {
-            let v = self.expr(inner, None);
-            if let Some(mut lv) = v.lit.clone() {
-                lv.neg = !lv.neg;
-                return self.make_lit(lv, None, expected);
-            }
+        // `-128i8` is one literal to rustc (`128i8` alone is out of range).
+        if let (UnOp::Neg, Some((neg, lit))) = (op, literal_parts(inner)) {
+            return self.lit(lit, !neg, span, expected);
         }
         let v = self.expr(
             inner,
@@ -1096,11 +1028,36 @@ impl<'a> Lowerer<'a> {
                         ty = e.clone();
                     }
                 }
-                let a = self.default_lit(self.coerce(a, &ty));
-                let b = self.default_lit(self.coerce(b, &ty));
+                let a = self.settle(a, &ty);
+                let b = self.settle(b, &ty);
                 let ty = if ty.is_lit() { a.ty.clone() } else { ty };
                 if ty == CTy::Never {
                     return Val::error();
+                }
+                let zero_divisor = matches!(
+                    &b.lit,
+                    Some(LitVal {
+                        kind: LitKind::Int(0),
+                        ..
+                    })
+                );
+                if matches!(op, BinOp::Div | BinOp::Rem)
+                    && zero_divisor
+                    && b.ty != CTy::Prim(PrimType::F32)
+                    && b.ty != CTy::Prim(PrimType::F64)
+                {
+                    // rustc's unconditional_panic lint; the generated code would return 0.
+                    return self.error(
+                        span,
+                        format!(
+                            "this operation will panic at run time in Rust: attempt to {} zero",
+                            if op == BinOp::Div {
+                                "divide by"
+                            } else {
+                                "calculate the remainder with a divisor of"
+                            }
+                        ),
+                    );
                 }
                 let float_infix = matches!(ty, CTy::Prim(p) if p.is_float())
                     && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div);
@@ -1119,22 +1076,25 @@ impl<'a> Lowerer<'a> {
 
     /// A comparison operand: integer literals stay bare (C's conversions compare them exactly),
     /// float literals take the other side's type.
-    fn cmp_operand(&self, v: Val, other: &CTy) -> Val {
+    fn cmp_operand(&mut self, v: Val, other: &CTy) -> Val {
         match (&v.ty, &v.lit) {
             (
                 CTy::IntLit,
                 Some(LitVal {
                     kind: LitKind::Int(n),
                     neg,
+                    ..
                 }),
             ) if matches!(other, CTy::Prim(_) | CTy::Field(_) | CTy::IntLit) => {
                 let sign = if *neg { "-" } else { "" };
                 if matches!(other, CTy::Prim(p) if p.is_float()) {
                     return self.coerce(v, other);
                 }
+                let lit = v.lit.clone().expect("matched");
+                self.check_fits(&lit, other);
                 Val::new(format!("{sign}{}", int_text(*n)), other.clone(), !neg)
             }
-            _ => self.default_lit(self.coerce(v, other)),
+            _ => self.settle(v, other),
         }
     }
 
@@ -1182,8 +1142,8 @@ impl<'a> Lowerer<'a> {
                     ty = e.clone();
                 }
             }
-            let tv = self.default_lit(self.coerce(tv, &ty));
-            let ev = self.default_lit(self.coerce(ev, &ty));
+            let tv = self.settle(tv, &ty);
+            let ev = self.settle(ev, &ty);
             let ty = if ty.is_lit() { tv.ty.clone() } else { ty };
             return Val::new(
                 format!("{} ? {} : {}", cond.operand(), tv.operand(), ev.operand()),
@@ -1250,6 +1210,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         for (f, e) in fields {
+            let f = crate::names::field_name(f);
             let ty = CTy::Field(f.clone());
             let v = self.expr(e, Some(&ty));
             if v.ty == CTy::Never {
@@ -1301,4 +1262,13 @@ fn needs_stmts(e: &Expr, lw: &Lowerer<'_>) -> bool {
 
 fn block_needs_stmts(b: &Block, lw: &Lowerer<'_>) -> bool {
     !b.stmts.is_empty() || b.tail.as_ref().is_none_or(|t| needs_stmts(t, lw))
+}
+
+/// `-(-5i8)` -> (negated, the literal): a literal with any number of `-` signs.
+fn literal_parts(e: &Expr) -> Option<(bool, &Lit)> {
+    match &e.kind {
+        ExprKind::Lit(lit @ (Lit::Int { .. } | Lit::Float { .. })) => Some((false, lit)),
+        ExprKind::Unary(UnOp::Neg, inner) => literal_parts(inner).map(|(n, l)| (!n, l)),
+        _ => None,
+    }
 }

@@ -300,6 +300,12 @@ impl Builder<'_> {
         if self.is_elem_type(ty) {
             return Some(LetTy::Elem);
         }
+        if let Some(hint) =
+            crate::element::simple_type_name(ty).and_then(|n| crate::element::unsupported_prim(&n))
+        {
+            self.error(ty.span(), hint);
+            return None;
+        }
         let shown = ty.to_token_stream().to_string();
         self.error(
             ty.span(),
@@ -374,6 +380,11 @@ impl Builder<'_> {
                 match crate::element::prim_of_type(&c.ty) {
                     Some(p) => ExprKind::Cast(Box::new(inner), p),
                     None => {
+                        if let Some(hint) = crate::element::simple_type_name(&c.ty)
+                            .and_then(|n| crate::element::unsupported_prim(&n))
+                        {
+                            return self.error(c.ty.span(), hint);
+                        }
                         let shown = c.ty.to_token_stream().to_string();
                         return self.error(
                             c.ty.span(),
@@ -491,6 +502,11 @@ impl Builder<'_> {
                 } else {
                     match PrimType::from_name(suffix) {
                         Some(p) => Some(p),
+                        None if crate::element::unsupported_prim(suffix).is_some() => {
+                            let hint = crate::element::unsupported_prim(suffix).expect("checked");
+                            self.error(i.span(), hint);
+                            return None;
+                        }
                         None => {
                             self.error(
                                 i.span(),

@@ -14,12 +14,14 @@ mod error;
 mod file;
 mod ir;
 mod methods;
+mod names;
 mod op;
 
 pub use element::{element_struct, prim_of_type, ElementStruct};
 pub use emit::ElemRef;
 pub use error::{Error, Errors};
 pub use file::{parse_ops_file, FileDiagnostic, FileError, OpsFile};
+pub use names::{field_name, struct_name};
 pub use op::{check_impl, elem_ref, is_scan_op_attr, lower_impl, ImplShape, LoweredOp};
 
 /// The Rust-semantics C++ helpers every generated kernel includes.

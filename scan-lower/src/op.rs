@@ -48,6 +48,8 @@ pub struct ImplShape {
     /// combine exists but its signature is wrong.
     pub bad_combine: bool,
     pub has_device_op: bool,
+    /// `type Elem` names a Rust primitive the GPU does not have (`u128`, `usize`).
+    pub elem_unsupported: bool,
 }
 
 use crate::element::type_string;
@@ -103,6 +105,15 @@ pub fn check_impl(item: &syn::ItemImpl, errors: &mut Errors) -> ImplShape {
     for it in &item.items {
         match it {
             syn::ImplItem::Type(t) if t.ident == "Elem" => {
+                if let Some(hint) = crate::element::simple_type_name(&t.ty)
+                    .and_then(|n| crate::element::unsupported_prim(&n))
+                {
+                    errors.push(
+                        t.ty.span(),
+                        format!("`type Elem = {};`: {hint}", type_string(&t.ty)),
+                    );
+                    shape.elem_unsupported = true;
+                }
                 match &t.ty {
                     syn::Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.arguments.is_none()) => {}
                     other => errors.push(
@@ -284,7 +295,7 @@ pub fn elem_ref(elem_ty: &syn::Type) -> Option<ElemRef> {
     if let Some(p) = crate::element::prim_of_type(elem_ty) {
         return Some(ElemRef::Prim(p));
     }
-    elem_name(elem_ty).map(ElemRef::Struct)
+    elem_name(elem_ty).map(|n| ElemRef::Struct(crate::names::struct_name(&n)))
 }
 
 /// Parses, checks and lowers `#[scan_op] impl ScanOp for Op { ... }`. Every mistake (shape,
@@ -292,6 +303,10 @@ pub fn elem_ref(elem_ty: &syn::Type) -> Option<ElemRef> {
 pub fn lower_impl(item: &syn::ItemImpl) -> Result<LoweredOp, Errors> {
     let mut errors = Errors::new();
     let shape = check_impl(item, &mut errors);
+    if shape.elem_unsupported {
+        // Every use of the element in the bodies would be a follow-up of that one error.
+        return Err(errors);
+    }
     let elem_ty = shape.elem_ty.clone();
     let elem = elem_ty.as_ref().and_then(elem_ref);
     let elem_for_lowering = elem.clone().unwrap_or(ElemRef::Prim(PrimType::I32));

@@ -394,3 +394,101 @@ impl ScanOp for B {
     insta::assert_snapshot!(file.op_spec("A").unwrap_err().render("ops.rs"), @r"ops.rs:4:12: ScanElement requires Copy: add #[derive(Clone, Copy)] to `NotCopy`");
     assert_eq!(file.op_spec("B").unwrap().element.size(), 4);
 }
+
+#[test]
+fn literals_out_of_range_are_errors_as_in_rustc() {
+    insta::assert_snapshot!(lower(r#"impl ScanOp for Lits {
+        type Elem = i8;
+        fn identity() -> i8 { -128 }
+        fn combine(a: i8, b: i8) -> i8 {
+            let ok = -128i8;
+            let x: f32 = 1e400;
+            let y = 1e39f32;
+            let z: f64 = -1e309;
+            let u = -1u32;
+            let w = 0xffu8 as i8;
+            if a == 300 { return b; }
+            let big: u64 = 18446744073709551615;
+            let bigger = 18446744073709551616u128;
+            a.wrapping_add(300) + ok + 127 + (-129)
+        }
+    }"#), @r#"
+        6:26: literal out of range for `f32`: `1e400` is beyond `f32::MAX` and would become infinity (write `f32::INFINITY` if that is meant)
+        7:21: literal out of range for `f32`: `1e39` is beyond `f32::MAX` and would become infinity (write `f32::INFINITY` if that is meant)
+        8:26: literal out of range for `f64`: `-1e309` is beyond `f64::MAX` and would become infinity (write `f64::INFINITY` if that is meant)
+        9:21: cannot negate `1` of type `u32`: unsigned literals cannot be negative
+        11:21: literal out of range for `i8`: `300` does not fit into `i8`, whose range is `-128..=127`
+        13:26: `u128` is not supported on the GPU: scangen's integers are at most 64 bits wide; use `u64`, or a struct of two `u64` halves combined with explicit carries
+        14:28: literal out of range for `i8`: `300` does not fit into `i8`, whose range is `-128..=127`
+        14:47: literal out of range for `i8`: `-129` does not fit into `i8`, whose range is `-128..=127`
+    "#);
+}
+
+#[test]
+fn wide_and_host_sized_integers_say_what_to_use() {
+    insta::assert_snapshot!(lower(r#"impl ScanOp for Wide {
+        type Elem = u128;
+        fn identity() -> u128 { 0 }
+        fn combine(a: u128, b: u128) -> u128 { a + b }
+    }"#), @"2:21: `type Elem = u128;`: `u128` is not supported on the GPU: scangen's integers are at most 64 bits wide; use `u64`, or a struct of two `u64` halves combined with explicit carries");
+    insta::assert_snapshot!(lower(r#"impl ScanOp for Index {
+        type Elem = u64;
+        fn identity() -> u64 { 0 }
+        fn combine(a: u64, b: u64) -> u64 {
+            let i: usize = 3;
+            let c = 'x' as u32;
+            (a as isize + 2isize) as u64 + b as i128 as u64 + i as u64
+        }
+    }"#), @r#"
+        5:20: `usize` is not supported on the GPU: its width is the host's, and an element must have one layout on both sides; use `u64`
+        6:21: character literals cannot be lowered to CUDA: use an integer (`b'a'` is `97u8`)
+        7:19: `isize` is not supported on the GPU: its width is the host's, and an element must have one layout on both sides; use `i64`
+        7:27: `isize` is not supported on the GPU: its width is the host's, and an element must have one layout on both sides; use `i64`
+        7:49: `i128` is not supported on the GPU: scangen's integers are at most 64 bits wide; use `i64`, or a struct of two `u64` halves combined with explicit carries
+    "#);
+    insta::assert_snapshot!(element_errors("#[repr(C)] struct Big { a: u128, b: usize, c: char }"), @r#"
+        1:28: field `a`: `u128` is not supported on the GPU: scangen's integers are at most 64 bits wide; use `u64`, or a struct of two `u64` halves combined with explicit carries
+        1:37: field `b`: `usize` is not supported on the GPU: its width is the host's, and an element must have one layout on both sides; use `u64`
+        1:47: field `c`: `char` is not supported on the GPU: use `u32` (`c as u32`)
+    "#);
+}
+
+#[test]
+fn struct_and_field_names_are_made_valid_cpp() {
+    insta::assert_snapshot!(lower(r#"impl ScanOp for unsigned {
+        type Elem = template;
+        fn identity() -> template { template { int: 0, auto: 1, value_: 2 } }
+        fn combine(threadIdx: template, r#double: template) -> template {
+            let NULL = threadIdx.int + r#double.auto;
+            template { int: NULL, ..r#double }
+        }
+    }"#), @r#"
+        combine(threadIdx_, double_):
+        auto NULL_ = rs_add(threadIdx_.int_, double_.auto_);
+        template_ out0 = double_;
+        out0.int_ = NULL_;
+        return out0;
+        identity():
+        template_ out0;
+        out0.int_ = 0;
+        out0.auto_ = 1;
+        out0.value__ = 2;
+        return out0;
+    "#);
+    insta::assert_snapshot!(element_errors("#[repr(C)] struct template { int: u32, auto: u8, value_: u8, threadIdx: u16 }"), @r#"StructDecl { name: "template_", fields: [StructField { name: "int_", ty: U32 }, StructField { name: "auto_", ty: U8 }, StructField { name: "value__", ty: U8 }, StructField { name: "threadIdx_", ty: U16 }], size: 8, align: 4 }"#);
+}
+
+#[test]
+fn literal_zero_divisors_are_errors_as_in_rustc() {
+    insta::assert_snapshot!(lower(r#"impl ScanOp for Div {
+        type Elem = i32;
+        fn identity() -> i32 { 1 }
+        fn combine(a: i32, b: i32) -> i32 {
+            let f = 1.0f32 / 0.0;
+            a / 0 + b % 0 + a / b + (f as i32)
+        }
+    }"#), @r#"
+        6:13: this operation will panic at run time in Rust: attempt to divide by zero
+        6:21: this operation will panic at run time in Rust: attempt to calculate the remainder with a divisor of zero
+    "#);
+}

@@ -153,6 +153,37 @@ impl ScanOp for Kitchen {
     }
 }
 
+// Every name here is a C++ keyword, a CUDA built-in or one of the generated code's own names.
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct template { pub int: f32, pub auto: u32, pub threadIdx: u32, pub register_: u32, pub T: u8 }
+pub struct unsigned;
+#[scan_op]
+impl ScanOp for unsigned {
+    type Elem = template;
+    fn identity() -> template { template { int: 0.0, auto: 0, threadIdx: 0, register_: 0, T: 0 } }
+    fn combine(float: template, r#double: template) -> template {
+        let NULL = float.int + r#double.int;
+        let register = float.auto ^ r#double.auto;
+        let blockIdx = register.wrapping_add(float.threadIdx);
+        let rs_add = blockIdx | 1;
+        let scan_combine = rs_add;
+        let i32 = float.T.max(r#double.T);
+        template { int: NULL, auto: register, threadIdx: scan_combine, register_: r#double.register_, T: i32 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct float4 { pub x: f32 }
+pub struct dim3;
+#[scan_op]
+impl ScanOp for dim3 {
+    type Elem = float4;
+    fn identity() -> float4 { float4 { x: 0.0 } }
+    fn combine(warpSize: float4, size_t: float4) -> float4 { float4 { x: warpSize.x + size_t.x } }
+}
+
 pub struct Wide;
 #[scan_op]
 impl ScanOp for Wide {
@@ -173,7 +204,7 @@ fn lowered_ops_compile_with_nvrtc() {
     let names = file.op_names();
     assert_eq!(
         names,
-        ["Compose", "SegSum", "ArgMax", "RunMax", "Kitchen", "Wide"]
+        ["Compose", "SegSum", "ArgMax", "RunMax", "Kitchen", "unsigned", "dim3", "Wide"]
     );
     let specs: Vec<_> = names
         .iter()

@@ -28,9 +28,10 @@ fn prim_tokens(p: scan_core::PrimType) -> TokenStream2 {
 fn element_impl(el: &scan_lower::ElementStruct) -> TokenStream2 {
     let ident = &el.ident;
     let name = ident.to_string();
-    let fields = el.fields.iter().map(|(f, p)| {
-        let fname = f.to_string();
-        let pt = prim_tokens(*p);
+    let c_name = &el.decl.name;
+    let fields = el.decl.fields.iter().map(|f| {
+        let fname = &f.name;
+        let pt = prim_tokens(f.ty);
         quote!(::scangen::StructField { name: ::std::string::String::from(#fname), ty: #pt })
     });
     let size = el.decl.size;
@@ -64,7 +65,7 @@ fn element_impl(el: &scan_lower::ElementStruct) -> TokenStream2 {
         unsafe impl ::scangen::ScanElement for #ident {
             fn element_type() -> ::scangen::ElementType {
                 ::scangen::ElementType::Struct(::scangen::StructDecl::new(
-                    #name,
+                    #c_name,
                     ::std::vec![#(#fields),*],
                 ))
             }

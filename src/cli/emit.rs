@@ -59,9 +59,44 @@ pub struct EmitArgs {
     pub output: Option<PathBuf>,
 }
 
+/// The real architectures NVRTC 12.9 compiles for (`nvrtcGetSupportedArchs`): `emit` needs no
+/// NVRTC, so the list is written down rather than asked for.
+const NVRTC_ARCHS: [u32; 19] = [
+    50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121,
+];
+
+/// The single-pass scan's look-back waits with `__nanosleep` and reads with `ld.relaxed.gpu`,
+/// which start at sm_70.
+const SINGLE_PASS_MIN_ARCH: u32 = 70;
+
+/// `--arch` must name a GPU the source can be compiled for: `--arch 10` or `--arch 999` would
+/// print a source no NVRTC accepts.
+fn check_arch(arch: u32, algorithm: Algorithm) -> Result<(), String> {
+    let list = || {
+        NVRTC_ARCHS
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !NVRTC_ARCHS.contains(&arch) {
+        return Err(format!(
+            "--arch {arch} is not a compute capability NVRTC can compile for; expected one of {} (major * 10 + minor: 90 = H100)",
+            list()
+        ));
+    }
+    if algorithm == Algorithm::SinglePass && arch < SINGLE_PASS_MIN_ARCH {
+        return Err(format!(
+            "--arch {arch}: the single-pass scan needs sm_{SINGLE_PASS_MIN_ARCH} or newer (its look-back uses `__nanosleep` and relaxed loads); use --algo kogge-stone or --algo blelloch for older GPUs"
+        ));
+    }
+    Ok(())
+}
+
 pub fn run(args: EmitArgs) -> CliResult {
-    let spec = args.source.resolve()?;
     let algorithm = Algorithm::from(args.algo);
+    check_arch(args.arch, algorithm)?;
+    let spec = args.source.resolve()?;
     let mode = if args.exclusive {
         ScanMode::Exclusive
     } else {
@@ -88,4 +123,22 @@ pub fn run(args: EmitArgs) -> CliResult {
         None => print!("{}", generated.source),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arch_must_be_one_nvrtc_targets() {
+        assert!(check_arch(90, Algorithm::SinglePass).is_ok());
+        assert!(check_arch(120, Algorithm::Blelloch).is_ok());
+        assert!(check_arch(60, Algorithm::KoggeStone).is_ok());
+        for bad in [0, 10, 35, 91, 999] {
+            let e = check_arch(bad, Algorithm::KoggeStone).unwrap_err();
+            assert!(e.contains("NVRTC can compile for"), "{bad}: {e}");
+        }
+        let e = check_arch(61, Algorithm::SinglePass).unwrap_err();
+        assert!(e.contains("sm_70 or newer"), "{e}");
+    }
 }
