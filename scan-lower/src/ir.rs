@@ -220,6 +220,9 @@ impl Builder<'_> {
                         "items (fn, struct, const, use) cannot be declared inside a scan operator: move them outside, and inline any helper function into the operator",
                     );
                 }
+                // A lone `;` (a leading one, or `;;`) is an empty statement, as in Rust: nothing
+                // to lower. (syn gives it an empty expression, which has no span to report at.)
+                syn::Stmt::Expr(syn::Expr::Verbatim(v), Some(_)) if v.is_empty() => {}
                 syn::Stmt::Expr(e, semi) => {
                     let ex = self.expr(e);
                     if semi.is_none() && i + 1 == n {

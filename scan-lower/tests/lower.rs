@@ -492,3 +492,25 @@ fn literal_zero_divisors_are_errors_as_in_rustc() {
         6:21: this operation will panic at run time in Rust: attempt to calculate the remainder with a divisor of zero
     "#);
 }
+
+#[test]
+fn empty_statements_are_nothing_to_lower() {
+    // A lone `;` (leading, or doubled) is an empty statement in Rust; it lowers to nothing, as
+    // the same body without it does. (It used to be an error with no position.)
+    let with = lower(
+        r#"impl ScanOp for Op {
+        type Elem = f32;
+        fn identity() -> f32 { ; 0.0 }
+        fn combine(l: f32, r: f32) -> f32 { let x = l;; x + r }
+    }"#,
+    );
+    let without = lower(
+        r#"impl ScanOp for Op {
+        type Elem = f32;
+        fn identity() -> f32 { 0.0 }
+        fn combine(l: f32, r: f32) -> f32 { let x = l; x + r }
+    }"#,
+    );
+    assert!(!with.contains("cannot be lowered"), "{with}");
+    assert_eq!(with, without);
+}
