@@ -7,7 +7,7 @@ use scangen::codegen::{
 };
 use scangen::runtime::compile::{compile, compile_options, nvrtc_available};
 
-const EXAMPLES: [(&str, &str); 6] = [
+const EXAMPLES: [(&str, &str); 9] = [
     ("running_max", include_str!("../examples/running_max.rs")),
     ("sum", include_str!("../examples/sum.rs")),
     (
@@ -20,6 +20,12 @@ const EXAMPLES: [(&str, &str); 6] = [
     ),
     ("argmax", include_str!("../examples/argmax.rs")),
     ("polynomial", include_str!("../examples/polynomial.rs")),
+    ("forward_fill", include_str!("../examples/forward_fill.rs")),
+    ("vector_ops", include_str!("../examples/vector_ops.rs")),
+    (
+        "classify_runs",
+        include_str!("../examples/classify_runs.rs"),
+    ),
 ];
 
 /// Every (example, operator, algorithm, mode) with its generated source.
@@ -57,8 +63,8 @@ fn example_operators_generate_reviewed_cuda() {
     let all = generated();
     assert_eq!(
         all.len(),
-        6 * 6,
-        "six example operators x three algorithms x two modes"
+        10 * 6,
+        "ten example operators x three algorithms x two modes"
     );
     for (name, source) in all {
         insta::assert_snapshot!(name, snapshot_source(&source));

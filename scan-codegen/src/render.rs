@@ -195,7 +195,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 #[derive(serde::Serialize)]
 struct Field {
-    ty: &'static str,
+    ty: String,
     name: String,
 }
 
@@ -291,12 +291,22 @@ pub fn generate(
             s.fields
                 .iter()
                 .map(|f| Field {
-                    ty: f.ty.name(),
+                    ty: f.ty.c_type(),
                     name: f.name.clone(),
                 })
                 .collect(),
         ),
     };
+    // Structs nested in the element (by its fields, or by arrays), declared before it.
+    let nested: Vec<String> = match &op.element {
+        ElementType::Prim(_) => Vec::new(),
+        ElementType::Struct(s) => s
+            .nested_structs()
+            .iter()
+            .map(|n| n.c_declaration())
+            .collect(),
+    };
+    ctx.insert("nested_structs", &nested);
     ctx.insert("is_struct", &is_struct);
     ctx.insert("fields", &fields);
     ctx.insert("lhs", &op.lhs);

@@ -96,14 +96,89 @@ impl fmt::Display for PrimType {
     }
 }
 
+/// The type of an element struct's field.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    Prim(PrimType),
+    /// Rust's `bool`: one byte, 0 or 1 (C++'s `bool` on every CUDA target).
+    Bool,
+    /// `[T; N]`: `N` elements of `T`, contiguous, aligned as `T`.
+    Array(Box<FieldType>, usize),
+    /// A nested `#[repr(C)]` struct.
+    Struct(StructDecl),
+}
+
+impl FieldType {
+    pub fn size(&self) -> usize {
+        match self {
+            FieldType::Prim(p) => p.size(),
+            FieldType::Bool => 1,
+            FieldType::Array(t, n) => t.size() * n,
+            FieldType::Struct(s) => s.size,
+        }
+    }
+
+    /// A primitive's alignment is its size on every target scangen supports (x86-64 and
+    /// aarch64 hosts, CUDA devices).
+    pub fn align(&self) -> usize {
+        match self {
+            FieldType::Prim(p) => p.size(),
+            FieldType::Bool => 1,
+            FieldType::Array(t, _) => t.align(),
+            FieldType::Struct(s) => s.align,
+        }
+    }
+
+    /// The C++ type generated code declares the field with (`rs_array` is the array template
+    /// of `templates/rust_semantics.cu.tera`).
+    pub fn c_type(&self) -> String {
+        match self {
+            FieldType::Prim(p) => p.name().to_string(),
+            FieldType::Bool => "bool".to_string(),
+            FieldType::Array(t, n) => format!("rs_array<{}, {n}>", t.c_type()),
+            FieldType::Struct(s) => s.name.clone(),
+        }
+    }
+}
+
+impl From<PrimType> for FieldType {
+    fn from(p: PrimType) -> FieldType {
+        FieldType::Prim(p)
+    }
+}
+
+impl fmt::Display for FieldType {
+    /// As Rust writes the type (`f32`, `bool`, `[u8; 4]`, `Inner`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FieldType::Prim(p) => write!(f, "{p}"),
+            FieldType::Bool => f.write_str("bool"),
+            FieldType::Array(t, n) => write!(f, "[{t}; {n}]"),
+            FieldType::Struct(s) => f.write_str(&s.name),
+        }
+    }
+}
+
 /// One field of a `#[repr(C)]` element struct.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StructField {
     pub name: String,
-    pub ty: PrimType,
+    pub ty: FieldType,
 }
 
-/// A `#[repr(C)]` struct of primitives, as the generated C declares it.
+/// A primitive (or `bool`) inside an element, where a struct's fields, nested structs and
+/// arrays are flattened: what samplers and comparisons of elements as bytes work on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leaf {
+    /// `value`, `pos.x`, `v[2]`
+    pub path: String,
+    /// The primitive (`u8` for a `bool`).
+    pub ty: PrimType,
+    pub is_bool: bool,
+    pub offset: usize,
+}
+
+/// A `#[repr(C)]` struct, as the generated C declares it.
 ///
 /// `size` and `align` are what Rust computed for the struct; generated code `static_assert`s
 /// that the C compiler agrees, so a layout mismatch is a compile error, never corrupt data.
@@ -132,20 +207,89 @@ impl StructDecl {
     pub fn field_offsets(&self) -> Vec<usize> {
         repr_c_layout(&self.fields).0
     }
+
+    /// The nested structs this one's fields use (at any depth, arrays included), each once,
+    /// every struct after those it contains: the order C must declare them in.
+    pub fn nested_structs(&self) -> Vec<&StructDecl> {
+        fn visit<'a>(t: &'a FieldType, out: &mut Vec<&'a StructDecl>) {
+            match t {
+                FieldType::Array(e, _) => visit(e, out),
+                FieldType::Struct(s) => {
+                    for f in &s.fields {
+                        visit(&f.ty, out);
+                    }
+                    if !out.iter().any(|o| o.name == s.name) {
+                        out.push(s);
+                    }
+                }
+                FieldType::Prim(_) | FieldType::Bool => {}
+            }
+        }
+        let mut out = Vec::new();
+        for f in &self.fields {
+            visit(&f.ty, &mut out);
+        }
+        out
+    }
+
+    /// `struct Name { T field; ... };` (the nested structs are declared separately, first).
+    pub fn c_declaration(&self) -> String {
+        let mut s = format!("struct {} {{\n", self.name);
+        for f in &self.fields {
+            s.push_str(&format!("    {} {};\n", f.ty.c_type(), f.name));
+        }
+        s.push_str("};");
+        s
+    }
+
+    /// Every primitive in the struct with its byte offset, in memory order.
+    pub fn leaves(&self) -> Vec<Leaf> {
+        fn visit(t: &FieldType, path: String, offset: usize, out: &mut Vec<Leaf>) {
+            match t {
+                FieldType::Prim(p) => out.push(Leaf {
+                    path,
+                    ty: *p,
+                    is_bool: false,
+                    offset,
+                }),
+                FieldType::Bool => out.push(Leaf {
+                    path,
+                    ty: PrimType::U8,
+                    is_bool: true,
+                    offset,
+                }),
+                FieldType::Array(e, n) => {
+                    for i in 0..*n {
+                        visit(e, format!("{path}[{i}]"), offset + i * e.size(), out);
+                    }
+                }
+                FieldType::Struct(s) => {
+                    for (f, off) in s.fields.iter().zip(s.field_offsets()) {
+                        visit(&f.ty, format!("{path}.{}", f.name), offset + off, out);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (f, off) in self.fields.iter().zip(self.field_offsets()) {
+            visit(&f.ty, f.name.clone(), off, &mut out);
+        }
+        out
+    }
 }
 
-/// `repr(C)` layout of primitive fields: (offsets, size, alignment). A primitive's alignment is
-/// its size on every target scangen supports (x86-64 and aarch64 hosts, CUDA devices).
+/// `repr(C)` layout: (offsets, size, alignment): each field at the next multiple of its
+/// alignment, the size rounded up to the largest alignment.
 fn repr_c_layout(fields: &[StructField]) -> (Vec<usize>, usize, usize) {
     let mut offsets = Vec::with_capacity(fields.len());
     let mut end = 0usize;
     let mut align = 1usize;
     for f in fields {
-        let a = f.ty.size();
+        let a = f.ty.align();
         align = align.max(a);
         let offset = end.div_ceil(a) * a;
         offsets.push(offset);
-        end = offset + a;
+        end = offset + f.ty.size();
     }
     (offsets, end.div_ceil(align) * align, align)
 }
@@ -156,8 +300,23 @@ fn repr_c_layout(fields: &[StructField]) -> (Vec<usize>, usize, usize) {
 /// `element_type()` must describe the exact memory layout of `Self` (field order, types, size),
 /// and every bit pattern the GPU can produce from valid values must be a valid `Self`. Kernels
 /// copy elements as raw bytes. `#[derive(ScanElement)]` checks this for structs.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a ScanElement",
+    label = "not a ScanElement",
+    note = "an element (or a struct nested in one) is a primitive or a `#[derive(ScanElement)] #[repr(C)]` struct"
+)]
 pub unsafe trait ScanElement: Copy + Send + Sync + fmt::Debug + PartialEq + 'static {
     fn element_type() -> ElementType;
+}
+
+/// The field type of an element nested in another (what `#[derive(ScanElement)]` writes for a
+/// field whose type is a struct). Not a public API.
+#[doc(hidden)]
+pub fn field_type_of<T: ScanElement>() -> FieldType {
+    match T::element_type() {
+        ElementType::Prim(p) => FieldType::Prim(p),
+        ElementType::Struct(s) => FieldType::Struct(s),
+    }
 }
 
 macro_rules! prim_element {
@@ -194,21 +353,97 @@ mod tests {
             vec![
                 StructField {
                     name: "flag".into(),
-                    ty: PrimType::U8,
+                    ty: PrimType::U8.into(),
                 },
                 StructField {
                     name: "value".into(),
-                    ty: PrimType::F64,
+                    ty: PrimType::F64.into(),
                 },
                 StructField {
                     name: "tag".into(),
-                    ty: PrimType::U16,
+                    ty: PrimType::U16.into(),
                 },
             ],
         );
         assert_eq!(d.size, std::mem::size_of::<Mixed>());
         assert_eq!(d.align, std::mem::align_of::<Mixed>());
         assert_eq!(d.field_offsets(), vec![0, 8, 16]);
+    }
+
+    #[test]
+    fn bool_array_and_nested_layouts_match_repr_c() {
+        #[repr(C)]
+        struct Inner {
+            _a: u8,
+            _b: f64,
+        }
+        #[repr(C)]
+        struct Outer {
+            _flag: bool,
+            _v: [u16; 3],
+            _inner: Inner,
+            _last: bool,
+            _pair: [Inner; 2],
+        }
+        let f = |name: &str, ty: FieldType| StructField {
+            name: name.into(),
+            ty,
+        };
+        let inner = StructDecl::new(
+            "Inner",
+            vec![f("a", PrimType::U8.into()), f("b", PrimType::F64.into())],
+        );
+        let outer = StructDecl::new(
+            "Outer",
+            vec![
+                f("flag", FieldType::Bool),
+                f("v", FieldType::Array(Box::new(PrimType::U16.into()), 3)),
+                f("inner", FieldType::Struct(inner.clone())),
+                f("last", FieldType::Bool),
+                f(
+                    "pair",
+                    FieldType::Array(Box::new(FieldType::Struct(inner.clone())), 2),
+                ),
+            ],
+        );
+        assert_eq!(inner.size, std::mem::size_of::<Inner>());
+        assert_eq!(outer.size, std::mem::size_of::<Outer>());
+        assert_eq!(outer.align, std::mem::align_of::<Outer>());
+        assert_eq!(
+            outer.field_offsets(),
+            vec![
+                std::mem::offset_of!(Outer, _flag),
+                std::mem::offset_of!(Outer, _v),
+                std::mem::offset_of!(Outer, _inner),
+                std::mem::offset_of!(Outer, _last),
+                std::mem::offset_of!(Outer, _pair),
+            ]
+        );
+        assert_eq!(outer.nested_structs(), vec![&inner]);
+        let leaves = outer.leaves();
+        let paths: Vec<&str> = leaves.iter().map(|l| l.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "flag",
+                "v[0]",
+                "v[1]",
+                "v[2]",
+                "inner.a",
+                "inner.b",
+                "last",
+                "pair[0].a",
+                "pair[0].b",
+                "pair[1].a",
+                "pair[1].b"
+            ]
+        );
+        assert_eq!(leaves[9].offset, std::mem::offset_of!(Outer, _pair) + 16);
+        assert!(leaves[0].is_bool && leaves[6].is_bool && !leaves[1].is_bool);
+        assert_eq!(
+            outer.c_declaration(),
+            "struct Outer {\n    bool flag;\n    rs_array<u16, 3> v;\n    Inner inner;\n    bool last;\n    rs_array<Inner, 2> pair;\n};"
+        );
     }
 
     #[test]

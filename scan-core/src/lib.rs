@@ -11,6 +11,6 @@ mod op;
 mod spec;
 
 pub use builtin::{BuiltinOp, UnsupportedBuiltin};
-pub use element::{PrimType, ScanElement, StructDecl, StructField};
+pub use element::{field_type_of, FieldType, Leaf, PrimType, ScanElement, StructDecl, StructField};
 pub use op::ScanOp;
 pub use spec::{ElementType, OpSpec};

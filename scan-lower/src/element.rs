@@ -1,16 +1,88 @@
-//! `#[derive(ScanElement)]` structs: `#[repr(C)]`, named primitive fields, `Copy`.
+//! `#[derive(ScanElement)]` structs: `#[repr(C)]`, named fields of primitives, `bool`s,
+//! arrays of those and nested element structs, `Copy`.
 
 use crate::error::Errors;
-use scan_core::{PrimType, StructDecl, StructField};
+use scan_core::{FieldType, PrimType, StructDecl, StructField};
 use syn::spanned::Spanned;
+
+/// A field's type as written: what the derive turns into a [`FieldType`] (at run time, where a
+/// nested struct or a `const` array length is involved) and `emit --file` resolves in the file.
+#[derive(Clone, Debug)]
+pub enum FieldShape {
+    Prim(PrimType),
+    Bool,
+    /// `[T; LEN]`, the length as written.
+    Array(Box<FieldShape>, syn::Expr),
+    /// Another `#[derive(ScanElement)]` struct, by its Rust name and its type as written.
+    Struct(String, syn::Type),
+}
+
+impl FieldShape {
+    /// The field type when it needs nothing from outside the struct (primitives, `bool`s and
+    /// arrays of them with literal lengths).
+    pub fn local_type(&self) -> Option<FieldType> {
+        self.resolve(&|_| None, &|_| None)
+    }
+
+    /// The field type, given the declarations of other structs and the values of `const`
+    /// array lengths.
+    pub fn resolve(
+        &self,
+        structs: &dyn Fn(&str) -> Option<StructDecl>,
+        consts: &dyn Fn(&syn::Expr) -> Option<usize>,
+    ) -> Option<FieldType> {
+        Some(match self {
+            FieldShape::Prim(p) => FieldType::Prim(*p),
+            FieldShape::Bool => FieldType::Bool,
+            FieldShape::Array(t, len) => {
+                let n = match len {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(n),
+                        ..
+                    }) => n.base10_parse().ok()?,
+                    other => consts(other)?,
+                };
+                FieldType::Array(Box::new(t.resolve(structs, consts)?), n)
+            }
+            FieldShape::Struct(name, _) => FieldType::Struct(structs(name)?),
+        })
+    }
+}
 
 /// A validated element struct.
 #[derive(Clone, Debug)]
 pub struct ElementStruct {
     pub ident: syn::Ident,
-    pub fields: Vec<(syn::Ident, PrimType)>,
-    /// The declaration with Rust's `repr(C)` size and alignment.
-    pub decl: StructDecl,
+    /// Each field with its C++ name (`int` -> `int_`) and its type as written.
+    pub fields: Vec<(syn::Ident, String, FieldShape)>,
+    /// The declaration with Rust's `repr(C)` size and alignment, when no field needs anything
+    /// from outside the struct (see [`FieldShape::local_type`]).
+    pub decl: Option<StructDecl>,
+}
+
+impl ElementStruct {
+    /// The declaration, resolving nested structs and `const` lengths with `structs` and
+    /// `consts`.
+    pub fn resolve(
+        &self,
+        structs: &dyn Fn(&str) -> Option<StructDecl>,
+        consts: &dyn Fn(&syn::Expr) -> Option<usize>,
+    ) -> Option<StructDecl> {
+        let fields: Option<Vec<StructField>> = self
+            .fields
+            .iter()
+            .map(|(_, c, shape)| {
+                Some(StructField {
+                    name: c.clone(),
+                    ty: shape.resolve(structs, consts)?,
+                })
+            })
+            .collect();
+        Some(StructDecl::new(
+            crate::names::struct_name(&self.ident.to_string()),
+            fields?,
+        ))
+    }
 }
 
 /// A type as the user would write it (`&Pair`, `[u8; 4]`), for messages.
@@ -49,6 +121,22 @@ pub(crate) fn unsupported_prim(name: &str) -> Option<String> {
         "f16" | "f128" => format!("`{name}` is not supported on the GPU: use `f32` or `f64`"),
         _ => return None,
     })
+}
+
+/// A primitive as a lowered body may name it: an element primitive, or `usize`/`isize`, which
+/// are 64 bits wide on every host scangen supports and so lower to `u64`/`i64` (they cannot be
+/// element fields, whose layout must not depend on the host).
+pub(crate) fn body_prim_name(name: &str) -> Option<PrimType> {
+    match name {
+        "usize" => Some(PrimType::U64),
+        "isize" => Some(PrimType::I64),
+        n => PrimType::from_name(n),
+    }
+}
+
+/// As [`prim_of_type`], with `usize`/`isize` (see [`body_prim_name`]).
+pub(crate) fn body_prim(ty: &syn::Type) -> Option<PrimType> {
+    prim_of_type(ty).or_else(|| body_prim_name(&simple_type_name(ty)?))
 }
 
 /// The name of a single-segment type path (`u128`, `Affine`).
@@ -195,23 +283,9 @@ pub fn element_struct(input: &syn::DeriveInput) -> Result<ElementStruct, Errors>
             }
             for f in &named.named {
                 let name = f.ident.clone().expect("named field");
-                match prim_of_type(&f.ty) {
-                    Some(p) => fields.push((name, p)),
-                    None => {
-                        let ty = type_string(&f.ty);
-                        if let Some(hint) =
-                            simple_type_name(&f.ty).and_then(|n| unsupported_prim(&n))
-                        {
-                            errors.push(f.ty.span(), format!("field `{name}`: {hint}"));
-                            continue;
-                        }
-                        errors.push(
-                            f.ty.span(),
-                            format!(
-                                "field `{name}` has type `{ty}`, which a ScanElement cannot hold: use one of {ALLOWED_PRIMS} (nest structs by flattening their fields)"
-                            ),
-                        )
-                    }
+                if let Some(shape) = field_shape(&name, &f.ty, &mut errors) {
+                    let c = crate::names::field_name(&name.to_string());
+                    fields.push((name, c, shape));
                 }
             }
         }
@@ -224,20 +298,61 @@ pub fn element_struct(input: &syn::DeriveInput) -> Result<ElementStruct, Errors>
             format!("ScanElement needs named fields: write `struct {ident} {{ a: f32, b: f32 }}`"),
         ),
     }
-    // The declaration carries the C++ names (`int` -> `int_`), which the lowered operator uses.
-    let decl = StructDecl::new(
-        crate::names::struct_name(&ident.to_string()),
-        fields
-            .iter()
-            .map(|(n, t)| StructField {
-                name: crate::names::field_name(&n.to_string()),
-                ty: *t,
-            })
-            .collect(),
-    );
-    errors.finish(ElementStruct {
+    let mut el = ElementStruct {
         ident: ident.clone(),
         fields,
-        decl,
-    })
+        decl: None,
+    };
+    // The declaration carries the C++ names (`int` -> `int_`), which the lowered operator uses.
+    el.decl = el.resolve(&|_| None, &|_| None);
+    errors.finish(el)
+}
+
+/// What a field's type is, or why it cannot be one (reported).
+fn field_shape(name: &syn::Ident, ty: &syn::Type, errors: &mut Errors) -> Option<FieldShape> {
+    if let Some(p) = prim_of_type(ty) {
+        return Some(FieldShape::Prim(p));
+    }
+    match ty {
+        syn::Type::Group(g) => return field_shape(name, &g.elem, errors),
+        syn::Type::Paren(p) => return field_shape(name, &p.elem, errors),
+        syn::Type::Array(a) => {
+            let elem = field_shape(name, &a.elem, errors)?;
+            return Some(FieldShape::Array(Box::new(elem), a.len.clone()));
+        }
+        _ => {}
+    }
+    let shown = type_string(ty);
+    if let Some(n) = simple_type_name(ty) {
+        if n == "bool" {
+            return Some(FieldShape::Bool);
+        }
+        if let Some(hint) = unsupported_prim(&n) {
+            errors.push(ty.span(), format!("field `{name}`: {hint}"));
+            return None;
+        }
+    }
+    if let syn::Type::Path(p) = ty {
+        let last = p.path.segments.last();
+        if p.qself.is_none() && last.is_some_and(|s| s.arguments.is_none()) {
+            let n = last.expect("checked").ident.to_string();
+            return Some(FieldShape::Struct(n, ty.clone()));
+        }
+        if last.is_some_and(|s| s.ident == "Option") {
+            errors.push(
+                ty.span(),
+                format!(
+                    "field `{name}` has type `{shown}`: `Option` has no layout Rust defines for the GPU to share; write the value and a `bool` beside it (`{name}: T, {name}_valid: bool`) and test the flag where Rust would match on `Some`"
+                ),
+            );
+            return None;
+        }
+    }
+    errors.push(
+        ty.span(),
+        format!(
+            "field `{name}` has type `{shown}`, which a ScanElement cannot hold: use one of {ALLOWED_PRIMS}, `bool`, an array `[T; N]` of those, or another #[derive(ScanElement)] struct"
+        ),
+    );
+    None
 }

@@ -62,6 +62,11 @@ impl Errors {
         self.errors.extend(other.errors);
     }
 
+    /// Drops the errors after the first `len` (those of a trial that is thrown away).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.errors.truncate(len);
+    }
+
     pub fn is_empty(&self) -> bool {
         self.errors.is_empty()
     }

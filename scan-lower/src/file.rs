@@ -2,8 +2,8 @@
 
 use crate::element::{derives_copy, element_struct, prim_of_type};
 use crate::error::Errors;
-use crate::op::{is_scan_op_attr, lower_impl};
-use scan_core::{ElementType, OpSpec};
+use crate::op::{is_scan_op_attr, lower_impl_in, Scope};
+use scan_core::{ElementType, OpSpec, StructDecl};
 use std::fmt;
 
 /// One problem in an ops file, at a 1-based line and column.
@@ -76,7 +76,11 @@ impl std::error::Error for FileError {}
 /// A parsed ops file: its `#[scan_op]` impls and `#[derive(ScanElement)]` structs (at top
 /// level and in inline modules).
 pub struct OpsFile {
-    ops: Vec<syn::ItemImpl>,
+    /// Each operator with the `#[scan_op] mod` items it sees (empty for a lone impl: what the
+    /// macro sees is what `emit --file` sees).
+    ops: Vec<(syn::ItemImpl, Vec<syn::Item>)>,
+    /// Every struct of the file, for checks lowering can only make knowing field types.
+    all_items: Vec<syn::Item>,
     structs: Vec<syn::ItemStruct>,
     /// Types with a hand-written `impl Copy for T {}`.
     copy_impls: Vec<String>,
@@ -102,10 +106,19 @@ fn derives_scan_element(attrs: &[syn::Attribute]) -> bool {
         })
 }
 
+fn is_scan_op_impl(i: &syn::ItemImpl) -> bool {
+    i.trait_
+        .as_ref()
+        .is_some_and(|(_, p, _)| p.segments.last().is_some_and(|s| s.ident == "ScanOp"))
+}
+
 fn collect(items: &[syn::Item], file: &mut OpsFile) {
     for item in items {
+        file.all_items.push(item.clone());
         match item {
-            syn::Item::Impl(i) if i.attrs.iter().any(is_scan_op_attr) => file.ops.push(i.clone()),
+            syn::Item::Impl(i) if i.attrs.iter().any(is_scan_op_attr) => {
+                file.ops.push((i.clone(), Vec::new()))
+            }
             syn::Item::Impl(i)
                 if i.trait_.as_ref().is_some_and(|(_, p, _)| {
                     p.segments.last().is_some_and(|s| s.ident == "Copy")
@@ -118,6 +131,24 @@ fn collect(items: &[syn::Item], file: &mut OpsFile) {
                 }
             }
             syn::Item::Struct(s) if derives_scan_element(&s.attrs) => file.structs.push(s.clone()),
+            // `#[scan_op] mod`: every `impl ScanOp` in it is an operator that sees its items.
+            syn::Item::Mod(m) if m.attrs.iter().any(is_scan_op_attr) => {
+                if let Some((_, items)) = &m.content {
+                    for it in items {
+                        file.all_items.push(it.clone());
+                        match it {
+                            syn::Item::Impl(i) if is_scan_op_impl(i) => {
+                                file.ops.push((i.clone(), items.clone()))
+                            }
+                            syn::Item::Impl(_) | syn::Item::Struct(_) => {
+                                collect(std::slice::from_ref(it), file);
+                                file.all_items.pop();
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
                     collect(items, file);
@@ -133,6 +164,7 @@ pub fn parse_ops_file(source: &str) -> Result<OpsFile, FileError> {
     let file = syn::parse_file(source).map_err(|e| FileError::from(Errors::from(e)))?;
     let mut ops_file = OpsFile {
         ops: Vec::new(),
+        all_items: Vec::new(),
         structs: Vec::new(),
         copy_impls: Vec::new(),
     };
@@ -155,7 +187,7 @@ impl OpsFile {
 
     /// The names of the `#[scan_op]` operators, in file order.
     pub fn op_names(&self) -> Vec<String> {
-        self.ops.iter().filter_map(op_name).collect()
+        self.ops.iter().filter_map(|(i, _)| op_name(i)).collect()
     }
 
     /// The names of the `#[derive(ScanElement)]` structs, in file order.
@@ -172,28 +204,11 @@ impl OpsFile {
             syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
             _ => None,
         };
-        let found = name
-            .as_ref()
-            .and_then(|n| self.structs.iter().find(|s| s.ident == n.as_str()));
-        match found {
-            Some(s) => {
-                let input = syn::DeriveInput::from(s.clone());
-                let mut errors = match element_struct(&input) {
-                    Ok(el) if self.is_copy(s) => return Ok(ElementType::Struct(el.decl)),
-                    Ok(_) => Errors::new(),
-                    Err(e) => e,
-                };
-                if !self.is_copy(s) {
-                    errors.push(
-                        s.ident.span(),
-                        format!(
-                            "ScanElement requires Copy: add #[derive(Clone, Copy)] to `{}`",
-                            s.ident
-                        ),
-                    );
-                }
-                Err(FileError::from(errors))
-            }
+        match name.as_deref().and_then(|n| self.find_struct(n)) {
+            Some(s) => self
+                .struct_decl(s, &mut Vec::new())
+                .map(ElementType::Struct)
+                .map_err(FileError::from),
             None => {
                 let shown = quote::ToTokens::to_token_stream(ty).to_string();
                 let start = syn::spanned::Spanned::span(ty).start();
@@ -208,12 +223,121 @@ impl OpsFile {
         }
     }
 
+    fn find_struct(&self, name: &str) -> Option<&syn::ItemStruct> {
+        self.structs.iter().find(|s| s.ident == name)
+    }
+
+    /// A struct's declaration, with its nested structs' (`outer` are those being declared,
+    /// to catch a struct that contains itself).
+    fn struct_decl(
+        &self,
+        s: &syn::ItemStruct,
+        outer: &mut Vec<String>,
+    ) -> Result<StructDecl, Errors> {
+        let input = syn::DeriveInput::from(s.clone());
+        let mut errors = Errors::new();
+        if !self.is_copy(s) {
+            errors.push(
+                s.ident.span(),
+                format!(
+                    "ScanElement requires Copy: add #[derive(Clone, Copy)] to `{}`",
+                    s.ident
+                ),
+            );
+        }
+        let el = match element_struct(&input) {
+            Ok(el) => el,
+            Err(e) => {
+                errors.extend(e);
+                return Err(errors);
+            }
+        };
+        outer.push(s.ident.to_string());
+        // Nested structs and `const` lengths, each checked (and reported) once.
+        let mut nested = std::collections::HashMap::new();
+        for (field, _, shape) in &el.fields {
+            self.collect_nested(field, shape, outer, &mut nested, &mut errors);
+        }
+        outer.pop();
+        let decl = el.resolve(&|n| nested.get(n).cloned(), &|e| self.const_usize(e));
+        match decl {
+            Some(d) if errors.is_empty() => Ok(d),
+            _ => {
+                if errors.is_empty() {
+                    errors.push(s.ident.span(), "this struct's layout cannot be computed");
+                }
+                Err(errors)
+            }
+        }
+    }
+
+    fn collect_nested(
+        &self,
+        field: &syn::Ident,
+        shape: &crate::element::FieldShape,
+        outer: &mut Vec<String>,
+        nested: &mut std::collections::HashMap<String, StructDecl>,
+        errors: &mut Errors,
+    ) {
+        use crate::element::FieldShape;
+        use syn::spanned::Spanned;
+        match shape {
+            FieldShape::Array(t, len) => {
+                if !matches!(len, syn::Expr::Lit(_)) && self.const_usize(len).is_none() {
+                    errors.push(
+                        len.span(),
+                        format!("the length of `{field}` must be a literal or a `const` of this file with a literal value"),
+                    );
+                }
+                self.collect_nested(field, t, outer, nested, errors);
+            }
+            FieldShape::Struct(name, ty) => {
+                if outer.contains(name) {
+                    errors.push(ty.span(), format!("`{name}` contains itself"));
+                    return;
+                }
+                if nested.contains_key(name) {
+                    return;
+                }
+                match self.find_struct(name) {
+                    Some(inner) => match self.struct_decl(inner, outer) {
+                        Ok(d) => {
+                            nested.insert(name.clone(), d);
+                        }
+                        Err(e) => errors.extend(e),
+                    },
+                    None => errors.push(
+                        ty.span(),
+                        format!("field `{field}`: `{name}` is not a `#[derive(ScanElement)] #[repr(C)]` struct in this file"),
+                    ),
+                }
+            }
+            FieldShape::Prim(_) | FieldShape::Bool => {}
+        }
+    }
+
+    /// The value of a `const N: usize = 4;` of the file, named as an array length.
+    fn const_usize(&self, e: &syn::Expr) -> Option<usize> {
+        let syn::Expr::Path(p) = e else { return None };
+        let name = p.path.segments.last()?.ident.to_string();
+        self.all_items.iter().find_map(|it| match it {
+            syn::Item::Const(c) if c.ident == name => match &*c.expr {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(n),
+                    ..
+                }) => n.base10_parse().ok(),
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
     /// The full operator `name`: lowered bodies and element layout.
     pub fn op_spec(&self, name: &str) -> Result<OpSpec, FileError> {
-        let Some(item) = self
+        let Some((item, module)) = self
             .ops
             .iter()
-            .find(|i| op_name(i).as_deref() == Some(name))
+            .find(|(i, _)| op_name(i).as_deref() == Some(name))
         else {
             let known = self.op_names();
             let list = if known.is_empty() {
@@ -227,7 +351,9 @@ impl OpsFile {
                 format!("no `#[scan_op] impl ScanOp for {name}` in the file; {list}"),
             ));
         };
-        let lowered = lower_impl(item).map_err(FileError::from)?;
+        let mut scope = Scope::module(module);
+        scope.add_structs(&self.all_items);
+        let lowered = lower_impl_in(item, &scope).map_err(FileError::from)?;
         let element = self.element_type(&lowered.elem_ty)?;
         Ok(lowered.to_op_spec(element))
     }

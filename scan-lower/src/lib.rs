@@ -17,15 +17,42 @@ mod methods;
 mod names;
 mod op;
 
-pub use element::{element_struct, prim_of_type, ElementStruct};
+pub use element::{element_struct, prim_of_type, ElementStruct, FieldShape};
 pub use emit::ElemRef;
 pub use error::{Error, Errors};
 pub use file::{parse_ops_file, FileDiagnostic, FileError, OpsFile};
 pub use names::{field_name, struct_name};
-pub use op::{check_impl, elem_ref, is_scan_op_attr, lower_impl, ImplShape, LoweredOp};
+pub use op::{
+    check_impl, elem_ref, is_scan_op_attr, lower_impl, lower_impl_in, ImplShape, LoweredOp, Scope,
+};
 
 /// The Rust-semantics C++ helpers every generated kernel includes.
 pub const RUST_SEMANTICS_CU: &str = include_str!("../../templates/rust_semantics.cu.tera");
+
+/// What a host C++ compiler needs to compile [`RUST_SEMANTICS_CU`] and lowered operators
+/// (the prelude's typedefs, the CUDA qualifiers as nothing, the intrinsics the helpers call):
+/// the differential tests compile lowered code for the host and compare it with the Rust.
+#[doc(hidden)]
+pub const HOST_CXX_SHIM: &str = r#"
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+#define __device__
+#define __forceinline__ inline
+typedef signed char i8; typedef short i16; typedef int i32; typedef long long i64;
+typedef unsigned char u8; typedef unsigned short u16; typedef unsigned int u32; typedef unsigned long long u64;
+typedef float f32; typedef double f64;
+static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
+static inline double __longlong_as_double(long long x) { double d; memcpy(&d, &x, 8); return d; }
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return (unsigned long long)(((unsigned __int128)a * b) >> 64); }
+"#;
 
 /// The names of the methods (and `T::method` functions) that lower to CUDA.
 pub fn supported_methods() -> Vec<&'static str> {

@@ -1,8 +1,8 @@
 //! `#[scan_op] impl ScanOp for Op { ... }`: the shape check (its own pass), then lowering.
 
-use crate::emit::{ElemRef, Lowerer};
+use crate::emit::{Ctx, ElemRef, Lowerer};
 use crate::error::Errors;
-use crate::ir::Builder;
+use crate::ir::{collect_items, Builder, Item, StructInfo};
 use scan_core::{ElementType, OpSpec, PrimType};
 use syn::spanned::Spanned;
 
@@ -295,12 +295,43 @@ pub fn elem_ref(elem_ty: &syn::Type) -> Option<ElemRef> {
     if let Some(p) = crate::element::prim_of_type(elem_ty) {
         return Some(ElemRef::Prim(p));
     }
-    elem_name(elem_ty).map(|n| ElemRef::Struct(crate::names::struct_name(&n)))
+    elem_name(elem_ty).map(ElemRef::Struct)
 }
 
-/// Parses, checks and lowers `#[scan_op] impl ScanOp for Op { ... }`. Every mistake (shape,
-/// signatures, unsupported constructs in both bodies) is reported together.
+/// What an operator sees beside its own impl: the `const`s, `fn`s and inherent impls of the
+/// `#[scan_op] mod` that holds it (empty for a lone `#[scan_op] impl`), and the struct
+/// declarations that are visible (used for checks only, never for the generated text).
+#[derive(Clone, Default)]
+pub struct Scope {
+    items: Vec<Item>,
+    structs: Vec<StructInfo>,
+}
+
+impl Scope {
+    /// The scope of a `#[scan_op] mod` with these items.
+    pub fn module(items: &[syn::Item]) -> Scope {
+        let (items, structs) = collect_items(items);
+        Scope { items, structs }
+    }
+
+    pub(crate) fn add_structs(&mut self, items: &[syn::Item]) {
+        let (_, structs) = collect_items(items);
+        for s in structs {
+            if !self.structs.iter().any(|t| t.name == s.name) {
+                self.structs.push(s);
+            }
+        }
+    }
+}
+
+/// Parses, checks and lowers a lone `#[scan_op] impl ScanOp for Op { ... }`. Every mistake
+/// (shape, signatures, unsupported constructs in both bodies) is reported together.
 pub fn lower_impl(item: &syn::ItemImpl) -> Result<LoweredOp, Errors> {
+    lower_impl_in(item, &Scope::default())
+}
+
+/// As [`lower_impl`], for an operator that sees `scope`.
+pub fn lower_impl_in(item: &syn::ItemImpl, scope: &Scope) -> Result<LoweredOp, Errors> {
     let mut errors = Errors::new();
     let shape = check_impl(item, &mut errors);
     if shape.elem_unsupported {
@@ -311,29 +342,29 @@ pub fn lower_impl(item: &syn::ItemImpl) -> Result<LoweredOp, Errors> {
     let elem = elem_ty.as_ref().and_then(elem_ref);
     let elem_for_lowering = elem.clone().unwrap_or(ElemRef::Prim(PrimType::I32));
     let elem_name = elem_ty.as_ref().and_then(elem_name);
+    let op_name = shape.name.clone().unwrap_or_default();
+    let mut ctx = Ctx::new(&elem_for_lowering, &scope.items, scope.structs.clone());
 
-    let lower_fn = |f: &syn::ImplItemFn,
-                    params: &[(Option<String>, &str)],
-                    errors: &mut Errors|
-     -> (Vec<String>, String) {
-        let block = Builder {
-            errors: &mut *errors,
-            elem_name: elem_name.clone(),
-        }
-        .block(&f.block);
-        let mut lw = Lowerer::new(&elem_for_lowering, errors);
-        let names = params
-            .iter()
-            .map(|(n, fb)| lw.param(n.as_deref(), fb))
-            .collect();
-        (names, lw.body(&block))
-    };
+    let mut lower_fn =
+        |f: &syn::ImplItemFn, params: &[(Option<String>, &str)]| -> (Vec<String>, String) {
+            let block = Builder {
+                errors: &mut ctx.errors,
+                elem_name: elem_name.clone(),
+            }
+            .block(&f.block);
+            let mut lw = Lowerer::operator_fn(&mut ctx, &op_name, &elem_for_lowering);
+            let names = params
+                .iter()
+                .map(|(n, fb)| lw.param(n.as_deref(), fb))
+                .collect();
+            (names, lw.body(&block))
+        };
 
     // A function whose signature is wrong is reported as such; its body is not lowered (its
     // parameters are not the elements, so every use of them would be a follow-up error).
     let mut identity_body = String::new();
     if let Some(f) = find_fn(item, "identity").filter(|_| !shape.bad_identity) {
-        identity_body = lower_fn(f, &[], &mut errors).1;
+        identity_body = lower_fn(f, &[]).1;
     }
     let (mut lhs, mut rhs, mut combine_body) =
         (String::from("lhs"), String::from("rhs"), String::new());
@@ -351,20 +382,17 @@ pub fn lower_impl(item: &syn::ItemImpl) -> Result<LoweredOp, Errors> {
             })
             .collect();
         params.resize(2, None);
-        let (names, body) = lower_fn(
-            f,
-            &[(params[0].clone(), "lhs"), (params[1].clone(), "rhs")],
-            &mut errors,
-        );
+        let (names, body) = lower_fn(f, &[(params[0].clone(), "lhs"), (params[1].clone(), "rhs")]);
         lhs = names[0].clone();
         rhs = names[1].clone();
         combine_body = body;
     }
+    errors.extend(ctx.errors);
     let Some(elem) = elem else {
         return Err(errors);
     };
     errors.finish(LoweredOp {
-        name: shape.name.unwrap_or_default(),
+        name: op_name,
         elem_ty: elem_ty.expect("elem checked"),
         elem,
         lhs,

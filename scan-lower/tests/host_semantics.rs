@@ -6,26 +6,8 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-const SHIM: &str = r#"
-#include <stdio.h>
-#include <string.h>
-#include <math.h>
-#define __device__
-#define __forceinline__ inline
-typedef signed char i8; typedef short i16; typedef int i32; typedef long long i64;
-typedef unsigned char u8; typedef unsigned short u16; typedef unsigned int u32; typedef unsigned long long u64;
-typedef float f32; typedef double f64;
-static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
-static inline double __longlong_as_double(long long x) { double d; memcpy(&d, &x, 8); return d; }
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
-static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
-static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
-static inline int __ffs(int x) { return __builtin_ffs(x); }
-static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
-static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
-static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return (unsigned long long)(((unsigned __int128)a * b) >> 64); }
-"#;
+/// The CUDA intrinsics the helpers use, for a host compiler.
+const SHIM: &str = scan_lower::HOST_CXX_SHIM;
 
 const DRIVER: &str = r#"
 template <class T> T from_bits(u64 b) { T t; memcpy(&t, &b, sizeof(T)); return t; }

@@ -4,81 +4,9 @@
 //! Skipped when libnvrtc cannot be loaded (`. scripts/cuda-tools.sh` provides it), unless
 //! `SCANGEN_REQUIRE_NVRTC=1`.
 
-use cudarc::nvrtc::result;
-use std::ffi::{CStr, CString};
+mod common;
 
-const PRELUDE: &str = "typedef signed char i8;\ntypedef short i16;\ntypedef int i32;\ntypedef long long i64;\n\
-typedef unsigned char u8;\ntypedef unsigned short u16;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\
-typedef float f32;\ntypedef double f64;\n";
-
-fn nvrtc_available() -> bool {
-    let present = std::panic::catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
-        .unwrap_or(false);
-    if !present {
-        if std::env::var("SCANGEN_REQUIRE_NVRTC").as_deref() == Ok("1") {
-            panic!("SCANGEN_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded: run `. scripts/cuda-tools.sh`");
-        }
-        eprintln!("skipping: libnvrtc not found (run `. scripts/cuda-tools.sh` to install it)");
-    }
-    present
-}
-
-/// Compiles `src`; returns the log (empty on a clean compile) or panics with it on failure.
-fn compile(src: &str) -> String {
-    let csrc = CString::new(src).unwrap();
-    let prog = result::create_program(&csrc, None).unwrap();
-    let opts: Vec<String> = vec!["--std=c++17".into(), "-arch=compute_80".into()];
-    let res = unsafe { result::compile_program(prog, &opts) };
-    let log = unsafe { result::get_program_log(prog) }.unwrap();
-    let log = unsafe { CStr::from_ptr(log.as_ptr()) }
-        .to_string_lossy()
-        .trim()
-        .to_string();
-    unsafe { result::destroy_program(prog) }.unwrap();
-    if res.is_err() {
-        panic!("NVRTC failed:\n{log}\n---- source ----\n{}", numbered(src));
-    }
-    log
-}
-
-fn numbered(src: &str) -> String {
-    src.lines()
-        .enumerate()
-        .map(|(i, l)| format!("{:4} {l}\n", i + 1))
-        .collect()
-}
-
-fn harness(op: &scan_core::OpSpec) -> String {
-    let mut s = String::from(PRELUDE);
-    s.push_str(scan_lower::RUST_SEMANTICS_CU);
-    let t = op.element.c_name().to_string();
-    if let scan_core::ElementType::Struct(d) = &op.element {
-        s.push_str(&format!("struct {} {{\n", d.name));
-        for f in &d.fields {
-            s.push_str(&format!("    {} {};\n", f.ty.name(), f.name));
-        }
-        s.push_str("};\n");
-        s.push_str(&format!(
-            "static_assert(sizeof({}) == {}, \"size\");\n",
-            d.name, d.size
-        ));
-    }
-    s.push_str(&format!(
-        "__device__ __forceinline__ {t} scan_combine({t} {}, {t} {}) {{\n{}\n}}\n",
-        op.lhs, op.rhs, op.combine_body
-    ));
-    s.push_str(&format!(
-        "__device__ __forceinline__ {t} scan_identity() {{\n{}\n}}\n",
-        op.identity_body
-    ));
-    s.push_str(&format!(
-        "extern \"C\" __global__ void k(const {t}* in, {t}* out, unsigned long long n) {{\n    \
-         unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n    \
-         if (i + 1 < n) out[i] = scan_combine(in[i], in[i + 1]);\n    \
-         if (i == 0) out[n - 1] = scan_identity();\n}}\n"
-    ));
-    s
-}
+use common::{compile, harness, numbered, nvrtc_available, PRELUDE};
 
 const OPS: &str = r#"
 #[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
@@ -205,6 +133,36 @@ fn lowered_ops_compile_with_nvrtc() {
     assert_eq!(
         names,
         ["Compose", "SegSum", "ArgMax", "RunMax", "Kitchen", "unsigned", "dim3", "Wide"]
+    );
+    let specs: Vec<_> = names
+        .iter()
+        .map(|n| file.op_spec(n).unwrap_or_else(|e| panic!("{n}: {e}")))
+        .collect();
+    if !nvrtc_available() {
+        return;
+    }
+    for spec in &specs {
+        let src = harness(spec);
+        let log = compile(&src);
+        assert!(
+            log.is_empty(),
+            "{}: NVRTC warnings:\n{log}\n---- source ----\n{}",
+            spec.name,
+            numbered(&src)
+        );
+    }
+}
+
+/// The operators of the operator-language tests (helpers, `match`, loops, tuples, arrays,
+/// `bool`s, nested structs), read as `scangen emit --file` reads them.
+#[test]
+fn operator_language_ops_compile_without_warnings() {
+    let text = include_str!("../../tests/operator_language/ops.rs");
+    let file = scan_lower::parse_ops_file(text).expect("parses");
+    let names = file.op_names();
+    assert_eq!(
+        names,
+        ["Runs", "ForwardFill", "Mixer", "Bound", "MatMul", "Hash"]
     );
     let specs: Vec<_> = names
         .iter()

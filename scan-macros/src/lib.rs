@@ -5,8 +5,9 @@
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
+use quote::ToTokens;
 use quote::{format_ident, quote, quote_spanned};
-use scan_lower::{ElemRef, Errors};
+use scan_lower::{ElemRef, Errors, Scope};
 use syn::spanned::Spanned;
 
 /// Derives `scangen::ScanElement` (and cudarc's `DeviceRepr`) for a `#[repr(C)]` struct of
@@ -25,22 +26,65 @@ fn prim_tokens(p: scan_core::PrimType) -> TokenStream2 {
     quote!(::scangen::PrimType::#v)
 }
 
+/// The `::scangen::FieldType` of a field, as an expression (evaluated when the element type
+/// is asked for: a nested struct's declaration and a `const` length are Rust's to compute).
+fn field_type_tokens(shape: &scan_lower::FieldShape) -> TokenStream2 {
+    match shape {
+        scan_lower::FieldShape::Prim(p) => {
+            let pt = prim_tokens(*p);
+            quote!(::scangen::FieldType::Prim(#pt))
+        }
+        scan_lower::FieldShape::Bool => quote!(::scangen::FieldType::Bool),
+        scan_lower::FieldShape::Array(t, len) => {
+            let t = field_type_tokens(t);
+            quote!(::scangen::FieldType::Array(::std::boxed::Box::new(#t), (#len) as usize))
+        }
+        scan_lower::FieldShape::Struct(_, ty) => {
+            quote_spanned!(ty.span()=> ::scangen::field_type_of::<#ty>())
+        }
+    }
+}
+
 fn element_impl(el: &scan_lower::ElementStruct) -> TokenStream2 {
     let ident = &el.ident;
     let name = ident.to_string();
-    let c_name = &el.decl.name;
-    let fields = el.decl.fields.iter().map(|f| {
-        let fname = &f.name;
-        let pt = prim_tokens(f.ty);
-        quote!(::scangen::StructField { name: ::std::string::String::from(#fname), ty: #pt })
+    let c_name = scan_lower::struct_name(&name);
+    let fields = el.fields.iter().map(|(_, fname, shape)| {
+        let ty = field_type_tokens(shape);
+        quote!(::scangen::StructField { name: ::std::string::String::from(#fname), ty: #ty })
     });
-    let size = el.decl.size;
-    let align = el.decl.align;
-    let size_msg = format!(
-        "ScanElement: the size of `{name}` differs from its repr(C) declaration ({size} bytes)"
-    );
-    let align_msg =
-        format!("ScanElement: the alignment of `{name}` differs from its repr(C) declaration");
+    let layout_msg =
+        format!("ScanElement: the layout of `{name}` differs from its repr(C) declaration");
+    // Where the derive can compute the layout, rustc checks it; otherwise (nested structs,
+    // `const` lengths) the declaration is checked each time it is built.
+    let (layout_check, runtime_check) = match &el.decl {
+        Some(decl) => {
+            let (size, align) = (decl.size, decl.align);
+            let size_msg = format!(
+                "ScanElement: the size of `{name}` differs from its repr(C) declaration ({size} bytes)"
+            );
+            let align_msg = format!(
+                "ScanElement: the alignment of `{name}` differs from its repr(C) declaration"
+            );
+            (
+                quote! {
+                    const _: () = ::core::assert!(::core::mem::size_of::<#ident>() == #size, #size_msg);
+                    const _: () = ::core::assert!(::core::mem::align_of::<#ident>() == #align, #align_msg);
+                },
+                quote!(),
+            )
+        }
+        None => (
+            quote!(),
+            quote! {
+                ::core::assert!(
+                    decl.size == ::core::mem::size_of::<#ident>()
+                        && decl.align == ::core::mem::align_of::<#ident>(),
+                    #layout_msg
+                );
+            },
+        ),
+    };
     // Copy: the derive cannot see the derive list it is part of, so the check is a bound on a
     // local trait whose unmet-bound message says what to write. (rustc adds its own error for
     // ScanElement's `Copy` supertrait.)
@@ -60,18 +104,20 @@ fn element_impl(el: &scan_lower::ElementStruct) -> TokenStream2 {
         };
     };
     quote! {
-        // SAFETY: `#[repr(C)]` of primitive fields (checked by the derive), described field by
-        // field in declaration order; every bit pattern of the fields is valid.
+        // SAFETY: `#[repr(C)]` (checked by the derive) of primitives, `bool`s, arrays and
+        // nested elements, described field by field in declaration order. The GPU copies
+        // elements as bytes and writes `bool`s only as 0 or 1 (C++'s `bool`).
         unsafe impl ::scangen::ScanElement for #ident {
             fn element_type() -> ::scangen::ElementType {
-                ::scangen::ElementType::Struct(::scangen::StructDecl::new(
+                let decl = ::scangen::StructDecl::new(
                     #c_name,
                     ::std::vec![#(#fields),*],
-                ))
+                );
+                #runtime_check
+                ::scangen::ElementType::Struct(decl)
             }
         }
-        const _: () = ::core::assert!(::core::mem::size_of::<#ident>() == #size, #size_msg);
-        const _: () = ::core::assert!(::core::mem::align_of::<#ident>() == #align, #align_msg);
+        #layout_check
         #copy_check
         // SAFETY: plain-old-data as above; the GPU reads and writes it as bytes.
         unsafe impl ::scangen::__private::cudarc::driver::DeviceRepr for #ident {}
@@ -80,27 +126,87 @@ fn element_impl(el: &scan_lower::ElementStruct) -> TokenStream2 {
 
 /// Lowers `combine` and `identity` of an `impl ScanOp for Op` to CUDA C++ and adds
 /// `fn device_op() -> ::scangen::OpSpec`. The impl itself is kept for the CPU.
+///
+/// On an inline module (`#[scan_op] mod ops { ... }`) it does so for every `impl ScanOp` in
+/// the module, and each operator also sees the module's `const`s, `fn`s and inherent impls,
+/// which it may call as helpers.
 #[proc_macro_attribute]
 pub fn scan_op(attr: TokenStream, item: TokenStream) -> TokenStream {
     let attr = TokenStream2::from(attr);
-    let mut item = syn::parse_macro_input!(item as syn::ItemImpl);
     let mut errors = Errors::new();
     if !attr.is_empty() {
         errors.push(attr.span(), "#[scan_op] takes no arguments");
     }
-    match scan_lower::lower_impl(&item) {
+    if let Ok(module) = syn::parse::<syn::ItemMod>(item.clone()) {
+        return expand_module(module, errors).into();
+    }
+    let item = syn::parse_macro_input!(item as syn::ItemImpl);
+    expand_impl(item, &Scope::default(), errors).into()
+}
+
+fn expand_impl(mut item: syn::ItemImpl, scope: &Scope, mut errors: Errors) -> TokenStream2 {
+    match scan_lower::lower_impl_in(&item, scope) {
         Ok(op) if errors.is_empty() => {
             let device_op = device_op_fn(&op);
             item.items.push(syn::parse_quote!(#device_op));
-            quote!(#item).into()
+            quote!(#item)
         }
         result => {
             if let Err(e) = result {
                 errors.extend(e);
             }
-            failed(item, &errors).into()
+            failed(item, &errors)
         }
     }
+}
+
+fn is_scan_op_impl(i: &syn::ItemImpl) -> bool {
+    i.trait_
+        .as_ref()
+        .is_some_and(|(_, p, _)| p.segments.last().is_some_and(|s| s.ident == "ScanOp"))
+}
+
+fn expand_module(mut module: syn::ItemMod, errors: Errors) -> TokenStream2 {
+    let Some((brace, items)) = module.content.take() else {
+        let mut errors = errors;
+        errors.push(
+            module.semi.span(),
+            "#[scan_op] on a module needs its items inline (`#[scan_op] mod ops { ... }`): it lowers the operators it can see",
+        );
+        let errs = errors.to_compile_error();
+        return quote!(#module #errs);
+    };
+    let scope = Scope::module(&items);
+    let mut out: Vec<syn::Item> = Vec::new();
+    let mut first = Some(errors);
+    let mut extra = TokenStream2::new();
+    for item in items {
+        match item {
+            syn::Item::Impl(mut i) if is_scan_op_impl(&i) => {
+                // The module's attribute lowers it; its own would lower it a second time.
+                i.attrs.retain(|a| !scan_lower::is_scan_op_attr(a));
+                let errs = first.take().unwrap_or_default();
+                extra.extend(expand_impl(i, &scope, errs));
+            }
+            other => out.push(other),
+        }
+    }
+    if let Some(errs) = first.filter(|e| !e.is_empty()) {
+        extra.extend(errs.to_compile_error());
+    }
+    let attrs = &module.attrs;
+    let vis = &module.vis;
+    let unsafety = &module.unsafety;
+    let mod_token = &module.mod_token;
+    let ident = &module.ident;
+    let mut body = TokenStream2::new();
+    brace.surround(&mut body, |t| {
+        for it in &out {
+            it.to_tokens(t);
+        }
+        t.extend(extra.clone());
+    });
+    quote!(#(#attrs)* #vis #unsafety #mod_token #ident #body)
 }
 
 fn device_op_fn(op: &scan_lower::LoweredOp) -> TokenStream2 {

@@ -709,7 +709,7 @@ mod tests {
         fn element_type() -> ElementType {
             let f = |n: &str| StructField {
                 name: n.into(),
-                ty: PrimType::U32,
+                ty: PrimType::U32.into(),
             };
             ElementType::Struct(StructDecl::new(
                 "Mat2",

@@ -11,15 +11,28 @@ pub enum FieldValue {
     F64(f64),
 }
 
-/// The primitive fields of an element type with their byte offsets.
+/// The primitives of an element type (a struct's fields, flattened through nested structs and
+/// arrays; a `bool` as a `u8`) with their byte offsets.
 pub fn field_layout(element: &ElementType) -> Vec<(String, PrimType, usize)> {
     match element {
         ElementType::Prim(p) => vec![(String::new(), *p, 0)],
         ElementType::Struct(s) => s
-            .fields
-            .iter()
-            .zip(s.field_offsets())
-            .map(|(f, off)| (f.name.clone(), f.ty, off))
+            .leaves()
+            .into_iter()
+            .map(|l| (l.path, l.ty, l.offset))
+            .collect(),
+    }
+}
+
+/// The byte offsets of the `bool`s of an element type: a sampled `bool` must be 0 or 1.
+fn bool_offsets(element: &ElementType) -> Vec<usize> {
+    match element {
+        ElementType::Prim(_) => Vec::new(),
+        ElementType::Struct(s) => s
+            .leaves()
+            .into_iter()
+            .filter(|l| l.is_bool)
+            .map(|l| l.offset)
             .collect(),
     }
 }
@@ -161,6 +174,9 @@ pub fn sample_element(element: &ElementType, rng: &mut Rng) -> Vec<u8> {
     for (_, ty, offset) in field_layout(element) {
         write_raw(&mut bytes, offset, ty.size(), sample_raw(ty, rng));
     }
+    for offset in bool_offsets(element) {
+        bytes[offset] &= 1;
+    }
     bytes
 }
 
@@ -196,15 +212,15 @@ mod tests {
             vec![
                 StructField {
                     name: "flag".into(),
-                    ty: PrimType::U8,
+                    ty: PrimType::U8.into(),
                 },
                 StructField {
                     name: "v".into(),
-                    ty: PrimType::F64,
+                    ty: PrimType::F64.into(),
                 },
                 StructField {
                     name: "i".into(),
-                    ty: PrimType::I16,
+                    ty: PrimType::I16.into(),
                 },
             ],
         ));

@@ -40,9 +40,9 @@ fn main() {
     assert_eq!(
         decl.fields
             .iter()
-            .map(|f| (f.name.as_str(), f.ty))
+            .map(|f| (f.name.as_str(), f.ty.clone()))
             .collect::<Vec<_>>(),
-        [("a", PrimType::F32), ("b", PrimType::F32)]
+        [("a", PrimType::F32.into()), ("b", PrimType::F32.into())]
     );
     assert_eq!(<Affine as ScanElement>::element_type(), op.element);
     assert_eq!(

@@ -55,7 +55,7 @@ fn main() {
         decl.fields[1],
         StructField {
             name: "value".into(),
-            ty: PrimType::I64
+            ty: PrimType::I64.into()
         }
     );
     assert_eq!(std::mem::size_of::<Seg>(), decl.size);

@@ -16,12 +16,12 @@ impl ScanOp for Merge {
         Stats { sum: 0.0, n: 0 }
     }
     fn combine(l: Stats, r: Stats) -> Stats {
-        let scale = match r.n {
-            0 => 1.0,
-            _ => 0.5,
+        let scale = match Some(r.n) {
+            Some(_) => 1.0,
+            None => 0.5,
         };
         let total = [l.sum, r.sum];
-        while scale > 2.0 {}
+        while let 2.0 = scale {}
         let f = |x: f64| x * scale;
         println!("{}", total[0]);
         Stats { sum: f(l.sum) + r.sum.hypot(1.0), n: l.n + r.n }

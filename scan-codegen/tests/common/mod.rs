@@ -10,7 +10,7 @@ fn decl(name: &str, fields: &[(&str, PrimType)]) -> ElementType {
             .iter()
             .map(|(n, t)| StructField {
                 name: (*n).into(),
-                ty: *t,
+                ty: (*t).into(),
             })
             .collect(),
     ))

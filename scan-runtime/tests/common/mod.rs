@@ -50,7 +50,7 @@ pub fn uniform_struct(name: &str, ty: PrimType, fields: &[&str]) -> ElementType 
         .iter()
         .map(|&field| StructField {
             name: field.into(),
-            ty,
+            ty: ty.into(),
         })
         .collect();
     ElementType::Struct(StructDecl::new(name, fields))

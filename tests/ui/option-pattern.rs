@@ -9,9 +9,9 @@ impl ScanOp for Clamp {
         0
     }
     fn combine(a: u8, b: u8) -> u8 {
-        match b {
-            0 => a,
-            _ => b,
+        match b.checked_add(a) {
+            Some(sum) => sum,
+            None => u8::MAX,
         }
     }
 }

@@ -10,8 +10,8 @@ impl ScanOp for Pow {
     }
     fn combine(a: u64, b: u64) -> u64 {
         let mut acc = a;
-        for _ in 0..3 {
-            acc = acc.wrapping_mul(b);
+        for _ in 0..b {
+            acc = acc.wrapping_mul(a);
         }
         acc
     }
