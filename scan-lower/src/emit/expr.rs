@@ -111,7 +111,13 @@ impl Lowerer<'_> {
             ExprKind::Alias { name, value, body } => {
                 let v = self.expr(value, None);
                 self.push_scope();
-                self.bind(name, Binding::Var { cpp: v.code, ty: v.ty });
+                self.bind(
+                    name,
+                    Binding::Var {
+                        cpp: v.operand(),
+                        ty: v.ty,
+                    },
+                );
                 let r = self.expr(body, expected);
                 self.pop_scope();
                 r
