@@ -1,5 +1,5 @@
 //! The operator language on the GPU: the lowered C of every operator of
-//! `tests/operator_language/ops.rs` and of the operator-language examples, run on the GPU,
+//! `tests/operator_language/ops.rs` and of every example, run on the GPU,
 //! against the Rust functions on random elements. Ignored by default (CI has no GPU); the GPU
 //! bundle (scripts/build-gpu-bundle.sh) runs it in release mode, where Rust's integer
 //! arithmetic wraps as the lowered C does.
@@ -7,12 +7,9 @@
 #[path = "operator_language/ops.rs"]
 mod ops;
 
-#[path = "../examples/classify_runs.rs"]
-mod classify_runs;
-#[path = "../examples/forward_fill.rs"]
-mod forward_fill;
-#[path = "../examples/vector_ops.rs"]
-mod vector_ops;
+#[path = "operator_language/examples.rs"]
+mod examples;
+use examples::*;
 
 use scangen::laws::{check, CpuLaws, GpuLaws, LawConfig, Verdict};
 use scangen::runtime::cudarc::driver::DeviceRepr;
@@ -66,10 +63,17 @@ fn lowered_operators_agree_with_rust_on_the_gpu() {
         agrees_on_gpu::<ops::bounds::Bound>(&gpu),
         agrees_on_gpu::<ops::matrix::MatMul>(&gpu),
         agrees_on_gpu::<ops::hash::Hash>(&gpu),
+        // Every example operator.
+        agrees_on_gpu::<argmax::ArgMax>(&gpu),
+        agrees_on_gpu::<classify_runs::Runs>(&gpu),
         agrees_on_gpu::<forward_fill::FillForward>(&gpu),
+        agrees_on_gpu::<linear_recurrence::Compose>(&gpu),
+        agrees_on_gpu::<polynomial::Concat>(&gpu),
+        agrees_on_gpu::<running_max::RunningMax>(&gpu),
+        agrees_on_gpu::<segmented_sum::SegmentedSum>(&gpu),
+        agrees_on_gpu::<sum::Sum>(&gpu),
         agrees_on_gpu::<vector_ops::Mat3Product>(&gpu),
         agrees_on_gpu::<vector_ops::Vec4Sum>(&gpu),
-        agrees_on_gpu::<classify_runs::Runs>(&gpu),
     ];
     let failed: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
     println!(

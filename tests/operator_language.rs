@@ -141,14 +141,61 @@ fn same(a: &[u8], b: &[u8], leaves: &[Leaf]) -> Result<(), String> {
 
 /// Lowers `Op`, runs its C++ on random pairs and compares with the Rust.
 fn agrees_with_rust<Op: ScanOp>(sample: fn(&mut StdRng) -> Op::Elem, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let pairs: Vec<(Op::Elem, Op::Elem)> = (0..SAMPLES)
+        .map(|_| (sample(&mut rng), sample(&mut rng)))
+        .collect();
+    agrees_on::<Op>(&pairs);
+}
+
+/// As [`agrees_with_rust`], on the law checker's samples (every field random, a third of them
+/// edge values: 0, MIN, MAX, NaN, infinities), skipping the pairs where the Rust panics (a
+/// debug build's overflow check): the GPU wraps there, as a release build does.
+fn agrees_with_rust_on_edge_values<Op: ScanOp>() {
+    let op = Op::device_op();
+    let triples = scangen::laws::sample_triples(
+        &op.element,
+        &scangen::laws::LawConfig {
+            samples: SAMPLES,
+            seed: 17,
+        },
+    );
+    // SAFETY: the sampler writes every field (`bool`s as 0 or 1) and zeroes the padding, and
+    // every bit pattern of a primitive field is a value.
+    let read = |b: &[u8]| unsafe { std::ptr::read_unaligned(b.as_ptr().cast::<Op::Elem>()) };
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let pairs: Vec<(Op::Elem, Op::Elem)> = triples
+        .iter()
+        .map(|t| (read(&t[0]), read(&t[1])))
+        // Plain data: nothing a panic could leave half-changed.
+        .filter(|&(a, b)| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || Op::combine(a, b)))
+                .is_ok()
+        })
+        .collect();
+    std::panic::set_hook(quiet);
+    assert!(
+        pairs.len() > SAMPLES / 4,
+        "{}: too few samples without overflow",
+        op.name
+    );
+    agrees_on::<Op>(&pairs);
+}
+
+/// Runs `Op`'s lowered C++ on `pairs` and compares with the Rust.
+fn agrees_on<Op: ScanOp>(pairs: &[(Op::Elem, Op::Elem)]) {
     let Some(cxx) = compiler() else {
         eprintln!("skipping: no C++ compiler (g++/c++/clang++) on PATH");
         return;
     };
     let op = Op::device_op();
     let leaves = leaves(&op.element);
+    // Unique per call: two operators may share a name (tests run in parallel).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
-        "scangen-operator-language-{}-{}",
+        "scangen-operator-language-{}-{}-{call}",
         op.name,
         std::process::id()
     ));
@@ -171,10 +218,6 @@ fn agrees_with_rust<Op: ScanOp>(sample: fn(&mut StdRng) -> Op::Elem, seed: u64) 
         op.identity_body
     );
 
-    let mut rng = StdRng::seed_from_u64(seed);
-    let pairs: Vec<(Op::Elem, Op::Elem)> = (0..SAMPLES)
-        .map(|_| (sample(&mut rng), sample(&mut rng)))
-        .collect();
     let input: String = pairs
         .iter()
         .map(|(a, b)| {
@@ -203,9 +246,11 @@ fn agrees_with_rust<Op: ScanOp>(sample: fn(&mut StdRng) -> Op::Elem, seed: u64) 
         .collect();
     assert_eq!(
         lines.len(),
-        SAMPLES,
-        "{}: the host program stopped",
-        op.name
+        pairs.len(),
+        "{}: the host program stopped ({}) after {} of the pairs",
+        op.name,
+        output.status,
+        lines.len(),
     );
     let identity = value_bytes(&Op::identity(), &leaves);
     for ((a, b), line) in pairs.iter().zip(&lines) {
@@ -254,6 +299,24 @@ fn nested_arrays_agree_with_rust() {
 #[test]
 fn body_items_and_primitive_consts_agree_with_rust() {
     agrees_with_rust::<ops::hash::Hash>(ops::hash::sample, 6);
+}
+
+#[path = "operator_language/examples.rs"]
+mod examples;
+
+#[test]
+fn every_example_operator_agrees_with_rust() {
+    use examples::*;
+    agrees_with_rust_on_edge_values::<argmax::ArgMax>();
+    agrees_with_rust_on_edge_values::<classify_runs::Runs>();
+    agrees_with_rust_on_edge_values::<forward_fill::FillForward>();
+    agrees_with_rust_on_edge_values::<linear_recurrence::Compose>();
+    agrees_with_rust_on_edge_values::<polynomial::Concat>();
+    agrees_with_rust_on_edge_values::<running_max::RunningMax>();
+    agrees_with_rust_on_edge_values::<segmented_sum::SegmentedSum>();
+    agrees_with_rust_on_edge_values::<sum::Sum>();
+    agrees_with_rust_on_edge_values::<vector_ops::Vec4Sum>();
+    agrees_with_rust_on_edge_values::<vector_ops::Mat3Product>();
 }
 
 /// Every operator's kernels compile with NVRTC (skipped without NVRTC unless

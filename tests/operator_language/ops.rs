@@ -71,12 +71,18 @@ pub mod runs {
             while k < 2 {
                 k += 1;
             }
+            // Bindings in `|` alternatives, and a guard reading them.
+            let lead = match (l.len, r.len) {
+                (n, 0) | (0, n) if n % 2 == 1 => n,
+                (n, 1) | (1, n) => n / 2,
+                _ => 0,
+            };
             Run {
                 value: acc
                     .wrapping_add(r.weight().wrapping_sub(r.value.wrapping_mul(2)))
                     .wrapping_add(k - 2),
                 len,
-                kind: classify(len),
+                kind: classify(len) ^ lead,
             }
         }
     }

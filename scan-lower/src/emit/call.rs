@@ -441,6 +441,22 @@ impl Lowerer<'_> {
         r.flatten().unwrap_or_else(Val::error)
     }
 
+    /// Reports a constant that is not one: a name the operator cannot see gets that said.
+    pub(super) fn not_constant(&mut self, e: &Expr, what: &str) {
+        if let ExprKind::Var(name) = &e.kind {
+            if self.lookup(name).is_none() {
+                self.error(
+                    e.span,
+                    format!(
+                        "`{name}` is not visible to #[scan_op]: a lowered operator sees its parameters, its `let`s, and the `const`s and `fn`s declared inside its bodies or in the `#[scan_op] mod` that holds it"
+                    ),
+                );
+                return;
+            }
+        }
+        self.error(e.span, what.to_string());
+    }
+
     /// The value of an integer constant expression (literals, `const`s, primitive constants,
     /// arithmetic), for loop bounds, array lengths and index checks.
     pub(super) fn const_eval(&mut self, e: &Expr) -> Option<i128> {

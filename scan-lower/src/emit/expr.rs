@@ -111,7 +111,13 @@ impl Lowerer<'_> {
             ExprKind::Alias { name, value, body } => {
                 let v = self.expr(value, None);
                 self.push_scope();
-                self.bind(name, Binding::Var { cpp: v.code, ty: v.ty });
+                self.bind(
+                    name,
+                    Binding::Var {
+                        cpp: v.operand(),
+                        ty: v.ty,
+                    },
+                );
                 let r = self.expr(body, expected);
                 self.pop_scope();
                 r
@@ -690,10 +696,11 @@ impl Lowerer<'_> {
     /// `[value; N]`: `rs_fill<rs_array<T, N>>(value)`.
     fn repeat(&mut self, value: &Expr, len: &Expr, expected: Option<&CTy>) -> Val {
         let Some(n) = self.const_eval(len).filter(|n| *n >= 0) else {
-            return self.error(
-                len.span,
+            self.not_constant(
+                len,
                 "an array length must be a constant (a literal or a `const`) in a lowered operator",
             );
+            return Val::error();
         };
         let elem_exp = expected.and_then(|t| self.index_ty(t));
         let v = self.expr(value, elem_exp.as_ref());

@@ -193,14 +193,45 @@ impl Lowerer<'_> {
                 (and(lo, hi, sp), Vec::new())
             }
             PatKind::Or(alts) => {
-                let mut test: Option<Expr> = None;
-                for a in alts {
-                    let (t, binds) = self.pat_test(a, s);
-                    if !binds.is_empty() {
-                        self.error(a.span, "bindings inside `|` patterns cannot be lowered to CUDA: bind the whole value (`x @ (1 | 2)`) instead");
+                let arms: Vec<(Option<Expr>, Binds)> =
+                    alts.iter().map(|a| self.pat_test(a, s)).collect();
+                // Rust binds the same names in every alternative; each name reads the part the
+                // alternative that matched binds (the first that matches, as in Rust).
+                let mut binds = Vec::new();
+                for (name, mutable, _) in &arms[0].1 {
+                    let mut part: Option<Expr> = None;
+                    for (t, bs) in arms.iter().rev() {
+                        let Some((_, _, here)) = bs.iter().find(|(n, _, _)| n == name) else {
+                            self.error(
+                                sp,
+                                format!(
+                                    "`{name}` is not bound in every alternative of this pattern"
+                                ),
+                            );
+                            return (None, Vec::new());
+                        };
+                        part = Some(match (t, part) {
+                            (Some(t), Some(rest)) => {
+                                let block = Block {
+                                    stmts: Vec::new(),
+                                    tail: Some(Box::new(here.clone())),
+                                    items: Vec::new(),
+                                    span: sp,
+                                };
+                                mk(
+                                    ExprKind::If(Box::new(t.clone()), block, Some(Box::new(rest))),
+                                    sp,
+                                )
+                            }
+                            _ => here.clone(),
+                        });
                     }
+                    binds.push((name.clone(), *mutable, part.expect("an alternative")));
+                }
+                let mut test: Option<Expr> = None;
+                for (t, _) in arms {
                     let Some(t) = t else {
-                        return (None, Vec::new());
+                        return (None, binds);
                     };
                     test = Some(match test {
                         Some(prev) => {
@@ -209,7 +240,7 @@ impl Lowerer<'_> {
                         None => t,
                     });
                 }
-                (test, Vec::new())
+                (test, binds)
             }
             PatKind::Tuple(parts) => self.parts_test(
                 parts

@@ -448,9 +448,9 @@ impl Lowerer<'_> {
         let bound = |lw: &mut Self, e: &Expr, what: &str| -> Option<i128> {
             let v = lw.const_eval(e);
             if v.is_none() {
-                lw.error(
-                    e.span,
-                    format!("the {what} of a `for` loop must be a constant (a literal or a `const`) in a lowered operator: an operator takes the same time for every pair of elements"),
+                lw.not_constant(
+                    e,
+                    &format!("the {what} of a `for` loop must be a constant (a literal or a `const`) in a lowered operator: an operator takes the same time for every pair of elements"),
                 );
             }
             v

@@ -105,8 +105,8 @@ impl Lowerer<'_> {
         match self.const_eval(len) {
             Some(n) if n >= 0 => Some(n as u64),
             _ => {
-                self.error(
-                    len.span,
+                self.not_constant(
+                    len,
                     "an array length must be a constant (a literal or a `const`) in a lowered operator",
                 );
                 None
