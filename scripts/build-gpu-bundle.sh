@@ -19,6 +19,7 @@ GPU_TESTS=(
   "-p scan-runtime --test gpu_suite"
   "-p scan-runtime --test graphs"
   "-p scan-runtime --test seeded"
+  "-p scan-runtime --test variants"
   "-p scan-runtime --test compile_generated"
   "-p scan-runtime --test error_paths"
   "-p scan-runtime --test soak"

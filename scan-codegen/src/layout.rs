@@ -60,6 +60,30 @@ fn round_up(x: u64, to: u64) -> u64 {
     x.div_ceil(to) * to
 }
 
+/// Size of the segmented scan's `(value, head)` pair: the element, then a `u32` head flag, in a
+/// struct aligned to both.
+pub fn segmented_size(elem_size: usize, elem_align: usize) -> usize {
+    let align = elem_align.max(4);
+    (elem_size.div_ceil(4) * 4 + 4).div_ceil(align) * align
+}
+
+/// Shared memory a variant adds to [`static_shared_bytes`]: the bigger scanned element in the
+/// block scan's storage, and for offsets one head bit per tile element plus the first entry.
+pub fn variant_shared_bytes(
+    policy: &TuningPolicy,
+    variant: crate::ScanVariant,
+    elem_size: usize,
+    scanned_size: usize,
+) -> u64 {
+    let grow = (scanned_size - elem_size) as u64;
+    let block = u64::from(policy.block_threads / 32 + 2) * grow;
+    let heads = match variant.segments {
+        crate::Segments::Offsets(_) => u64::from(policy.tile_items()).div_ceil(32) * 4 + 16,
+        _ => 0,
+    };
+    block + heads
+}
+
 /// Static shared memory of one block (upper bound: C may add a little alignment padding).
 pub fn static_shared_bytes(
     policy: &TuningPolicy,

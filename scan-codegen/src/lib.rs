@@ -6,10 +6,14 @@
 pub mod layout;
 mod policy;
 mod render;
+mod variant;
 
 pub use policy::TuningPolicy;
-pub use render::{generate, snapshot_name, snapshot_source, CodegenError, GeneratedScan};
+pub use render::{
+    generate, generate_variant, snapshot_name, snapshot_source, CodegenError, GeneratedScan,
+};
 pub use scan_core::OpSpec;
+pub use variant::{Direction, OffsetWidth, ScanVariant, Segments};
 
 use std::fmt;
 

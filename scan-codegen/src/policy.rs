@@ -189,6 +189,34 @@ impl TuningPolicy {
         policy
     }
 
+    /// The default policy for a scan of shape `variant` ([`TuningPolicy::for_target`] for the
+    /// flat and the reverse scan).
+    ///
+    /// A segmented scan holds `(value, head)` pairs in registers (the element plus a 4-byte flag,
+    /// [`crate::layout::segmented_size`]), so its register budget is that of the pair, and its
+    /// items per thread fit a 32-bit head mask. Strided rows have no contiguous tile for the L2
+    /// prefetch to ask for.
+    pub fn for_variant(
+        sm: u32,
+        algorithm: Algorithm,
+        elem_size: usize,
+        elem_align: usize,
+        variant: crate::ScanVariant,
+    ) -> TuningPolicy {
+        if !variant.segments.is_segmented() {
+            return TuningPolicy::for_target(sm, algorithm, elem_size);
+        }
+        let scanned = crate::layout::segmented_size(elem_size, elem_align);
+        let mut policy = TuningPolicy::for_target(sm, algorithm, scanned);
+        policy.items_per_thread = policy.items_per_thread.min(32);
+        // The tile buffer holds the element, not the pair: keep the element's vector width.
+        policy.vector_bytes = TuningPolicy::for_target(sm, algorithm, elem_size).vector_bytes;
+        if matches!(variant.segments, crate::Segments::Rows { strided: true }) {
+            policy.l2_prefetch_tiles = 0;
+        }
+        policy
+    }
+
     /// A second shape for inputs too small to give every multiprocessor a tile of the default
     /// shape, where the single-pass scan is latency-bound: smaller tiles let more blocks share
     /// the work. `None` where no such shape is tuned (the default is then used for every n).

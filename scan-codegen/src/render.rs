@@ -1,6 +1,7 @@
 //! Template rendering: [`generate`] fills the kernel templates of `templates/` for one operator.
 
 use crate::layout;
+use crate::variant::{Direction, ScanVariant, Segments};
 use crate::{Algorithm, ScanMode, TuningPolicy};
 use scan_core::{ElementType, OpSpec};
 use std::sync::OnceLock;
@@ -11,6 +12,8 @@ pub enum CodegenError {
     InvalidPolicy(String),
     #[error("invalid operator: {0}")]
     InvalidOp(String),
+    #[error("unsupported scan variant: {0}")]
+    InvalidVariant(String),
     #[error("template rendering failed: {0}")]
     Template(String),
 }
@@ -22,12 +25,20 @@ pub struct GeneratedScan {
     pub algorithm: Algorithm,
     pub mode: ScanMode,
     pub policy: TuningPolicy,
+    /// Direction and segment rule ([`ScanVariant::FLAT`] for a plain forward scan).
+    pub variant: ScanVariant,
+    /// Size of the element the scan reads and writes (the operator's element).
     pub elem_size: usize,
     pub elem_align: usize,
+    /// Size of the element the block scan and the look-back combine: `elem_size`, or for a
+    /// segmented scan the `(value, head)` pair ([`layout::segmented_size`]). Tile-state slots
+    /// are sized by it.
+    pub scanned_size: usize,
 }
 
 impl GeneratedScan {
-    /// `scangen_single_pass(const T* in, T* out, unsigned long long n, void* tile_state, unsigned long long tile_state_tiles, const T* init, T* total)`
+    /// `scangen_single_pass(const V* in, V* out, unsigned long long n, void* tile_state, unsigned long long tile_state_tiles, const V* init, V* total, <segment parameters>)`
+    /// (the segment parameters of each variant: [`GeneratedScan::segment_parameters`]).
     pub const SINGLE_PASS_KERNEL: &'static str = "scangen_single_pass";
     /// `scangen_reduce_tiles(const T* in, T* tile_totals, unsigned long long n)`
     pub const REDUCE_TILES_KERNEL: &'static str = "scangen_reduce_tiles";
@@ -61,7 +72,7 @@ impl GeneratedScan {
     /// its slot count, [`GeneratedScan::tile_state_slots`], as `tile_state_tiles`).
     pub fn tile_state_bytes(&self, num_tiles: u64) -> u64 {
         match self.algorithm {
-            Algorithm::SinglePass => layout::tile_state_bytes(self.elem_size, num_tiles),
+            Algorithm::SinglePass => layout::tile_state_bytes(self.scanned_size, num_tiles),
             _ => 0,
         }
     }
@@ -70,9 +81,15 @@ impl GeneratedScan {
     /// argument. 0 for the hierarchical algorithms.
     pub fn tile_state_slots(&self, bytes: u64) -> u64 {
         match self.algorithm {
-            Algorithm::SinglePass => layout::tile_state_slots(self.elem_size, bytes),
+            Algorithm::SinglePass => layout::tile_state_slots(self.scanned_size, bytes),
             _ => 0,
         }
+    }
+
+    /// The parameters the variant appends to `scangen_single_pass`, as C (empty for an
+    /// unsegmented scan).
+    pub fn segment_parameters(&self) -> &'static str {
+        segment_parameters(self.variant.segments).0
     }
 
     /// The kernels this source defines.
@@ -131,7 +148,7 @@ pub fn snapshot_name(
     )
 }
 
-const TEMPLATES: [(&str, &str); 10] = [
+const TEMPLATES: [(&str, &str); 11] = [
     (
         "rust_semantics.cu.tera",
         include_str!("../../templates/rust_semantics.cu.tera"),
@@ -153,6 +170,10 @@ const TEMPLATES: [(&str, &str); 10] = [
         include_str!("../../templates/block_scan_blelloch.cu.tera"),
     ),
     ("tile.cu.tera", include_str!("../../templates/tile.cu.tera")),
+    (
+        "segments.cu.tera",
+        include_str!("../../templates/segments.cu.tera"),
+    ),
     (
         "look_back.cu.tera",
         include_str!("../../templates/look_back.cu.tera"),
@@ -267,17 +288,80 @@ fn validate_op(op: &OpSpec) -> Result<(), CodegenError> {
     Ok(())
 }
 
-/// Renders the complete CUDA source for `op` scanned by `algorithm` in `mode`.
+/// Renders the complete CUDA source for `op` scanned by `algorithm` in `mode` (a flat forward
+/// scan).
 pub fn generate(
     op: &OpSpec,
     algorithm: Algorithm,
     mode: ScanMode,
     policy: TuningPolicy,
 ) -> Result<GeneratedScan, CodegenError> {
+    generate_variant(op, algorithm, mode, ScanVariant::FLAT, policy)
+}
+
+/// The kernel parameters a segment rule adds (C), and the `ScanSegments` initializer that
+/// reads them.
+fn segment_parameters(segments: Segments) -> (&'static str, &'static str) {
+    match segments {
+        Segments::None => ("", ""),
+        Segments::Flags => (", const u8* flags", "{flags}"),
+        Segments::Keys(_) => (", const K* keys", "{keys}"),
+        Segments::Offsets(_) => (
+            ", const O* offsets, unsigned long long num_offsets",
+            "{offsets, num_offsets}",
+        ),
+        Segments::Rows { .. } => (
+            ", unsigned long long cols, unsigned long long row_stride",
+            "{cols, ~0ull / cols}",
+        ),
+    }
+}
+
+/// Renders the complete CUDA source for `op` scanned by `algorithm` in `mode`, in the shape
+/// `variant` (direction, segments).
+pub fn generate_variant(
+    op: &OpSpec,
+    algorithm: Algorithm,
+    mode: ScanMode,
+    variant: ScanVariant,
+    policy: TuningPolicy,
+) -> Result<GeneratedScan, CodegenError> {
     validate_op(op)?;
     let elem_size = op.element.size();
     let elem_align = op.element.align();
+    let mut policy = policy;
     policy.validate(algorithm, elem_size, elem_align)?;
+    variant
+        .supported_by(algorithm)
+        .map_err(CodegenError::InvalidVariant)?;
+    let segmented = variant.segments.is_segmented();
+    let scanned_size = if segmented {
+        layout::segmented_size(elem_size, elem_align)
+    } else {
+        elem_size
+    };
+    let strided = matches!(variant.segments, Segments::Rows { strided: true });
+    if strided {
+        // The L2 prefetch asks for a tile's bytes as one contiguous range; strided rows have none.
+        policy.l2_prefetch_tiles = 0;
+    }
+    let smem = layout::static_shared_bytes(&policy, algorithm, elem_size, elem_align)
+        + layout::variant_shared_bytes(&policy, variant, elem_size, scanned_size);
+    if smem > TuningPolicy::MAX_STATIC_SHARED_BYTES {
+        return Err(CodegenError::InvalidPolicy(format!(
+            "the {} scan needs {smem} bytes of static shared memory per block with {} threads x {} items; at most {} fit: use fewer items per thread",
+            variant.segments,
+            policy.block_threads,
+            policy.items_per_thread,
+            TuningPolicy::MAX_STATIC_SHARED_BYTES
+        )));
+    }
+    if segmented && policy.items_per_thread > 32 {
+        return Err(CodegenError::InvalidPolicy(format!(
+            "items_per_thread = {} must be at most 32 for a segmented scan (one head bit per item in a 32-bit mask)",
+            policy.items_per_thread
+        )));
+    }
 
     let mut ctx = tera::Context::new();
     ctx.insert("op_name", &op.name);
@@ -320,12 +404,39 @@ pub fn generate(
     ctx.insert("blelloch", &(algorithm == Algorithm::Blelloch));
     ctx.insert("exclusive", &(mode == ScanMode::Exclusive));
 
+    ctx.insert("segmented", &segmented);
+    ctx.insert("segments", variant.segments.kind_name());
+    ctx.insert("reverse", &(variant.direction == Direction::Reverse));
+    ctx.insert("strided", &strided);
+    let (params, init) = segment_parameters(variant.segments);
+    let params = match variant.segments {
+        Segments::Keys(k) => params.replace('K', k.name()),
+        Segments::Offsets(w) => params.replace("O*", &format!("{}*", w.prim().name())),
+        _ => params.to_string(),
+    };
+    ctx.insert("segment_params", &params);
+    ctx.insert("segment_init", init);
+    if let Segments::Keys(k) = variant.segments {
+        ctx.insert("key_type", k.name());
+    }
+    if let Segments::Offsets(w) = variant.segments {
+        ctx.insert("offset_type", w.prim().name());
+    }
+    ctx.insert(
+        "layout_args",
+        if strided {
+            "(n, cols, row_stride)"
+        } else {
+            "(n)"
+        },
+    );
+
     ctx.insert("block_threads", &policy.block_threads);
     ctx.insert("items_per_thread", &policy.items_per_thread);
     ctx.insert("min_blocks_per_sm", &policy.min_blocks_per_sm.max(1));
     ctx.insert("tile_items", &policy.tile_items());
     ctx.insert("warps", &(policy.block_threads / 32));
-    ctx.insert("words", &layout::elem_words(elem_size));
+    ctx.insert("words", &layout::elem_words(scanned_size));
 
     let pad_every = layout::smem_pad_every(elem_size, policy.items_per_thread);
     ctx.insert("pad_every", &pad_every);
@@ -344,7 +455,7 @@ pub fn generate(
     );
     ctx.insert("log_num_banks", &layout::LOG_NUM_BANKS);
 
-    ctx.insert("status_words", &layout::elem_words(elem_size));
+    ctx.insert("status_words", &layout::elem_words(scanned_size));
     ctx.insert("tile_state_header", &layout::TILE_STATE_HEADER_BYTES);
     ctx.insert("max_epoch", &policy.max_epoch);
     ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);
@@ -374,8 +485,10 @@ pub fn generate(
         algorithm,
         mode,
         policy,
+        variant,
         elem_size,
         elem_align,
+        scanned_size,
     })
 }
 

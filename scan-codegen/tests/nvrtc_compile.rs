@@ -9,7 +9,9 @@
 mod common;
 
 use cudarc::nvrtc::{result, sys};
-use scan_codegen::{generate, snapshot_name, Algorithm, GeneratedScan, ScanMode, TuningPolicy};
+use scan_codegen::{
+    generate_variant, snapshot_name, Algorithm, GeneratedScan, ScanMode, ScanVariant, TuningPolicy,
+};
 use scan_core::{BuiltinOp, OpSpec};
 use std::ffi::CString;
 use std::process::Command;
@@ -27,6 +29,7 @@ struct Job {
     /// None: the default policy for `sm` (held to the no-local-memory rule for 4- and 8-byte
     /// elements); Some: an unusual shape, which only has to compile.
     policy: Option<TuningPolicy>,
+    variant: ScanVariant,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -220,6 +223,7 @@ fn jobs() -> Vec<Job> {
                         mode,
                         sm,
                         policy: None,
+                        variant: ScanVariant::FLAT,
                     });
                 }
             }
@@ -259,6 +263,7 @@ fn jobs() -> Vec<Job> {
                         mode,
                         sm: 90,
                         policy: Some(TuningPolicy::new(block_threads, items_per_thread)),
+                        variant: ScanVariant::FLAT,
                     });
                 }
             }
@@ -299,7 +304,52 @@ fn jobs() -> Vec<Job> {
                         l2_prefetch_tiles,
                         ..TuningPolicy::new(block_threads, items_per_thread)
                     }),
+                    variant: ScanVariant::FLAT,
                 });
+            }
+        }
+    }
+    // Every scan shape (direction x segment rule) with the default policies, for primitives of
+    // every size class and struct ops (non-commutative, 12-byte, sub-word); hierarchical
+    // algorithms where the variant allows them (reverse only).
+    // (Kept to a few ops, sm_80 for one: each variant is a separate source, and CI has 2 cores.)
+    let variant_ops = [
+        (
+            BuiltinOp::Add.spec(scan_core::PrimType::I32).unwrap(),
+            "i32".to_string(),
+            &ARCHS[..],
+        ),
+        (
+            BuiltinOp::Add.spec(scan_core::PrimType::U8).unwrap(),
+            "u8".to_string(),
+            &ARCHS[1..],
+        ),
+        (common::affine_f32(), "Affine".to_string(), &ARCHS[1..]),
+        (common::stats_12(), "Stats".to_string(), &ARCHS[1..]),
+    ];
+    for (op, ty, archs) in &variant_ops {
+        for variant in common::variants() {
+            for algorithm in Algorithm::ALL {
+                if variant.supported_by(algorithm).is_err() {
+                    continue;
+                }
+                for mode in ScanMode::ALL {
+                    for &sm in archs.iter() {
+                        jobs.push(Job {
+                            name: format!(
+                                "{}{}",
+                                snapshot_name(&op.name, ty, algorithm, mode),
+                                variant.name_suffix()
+                            ),
+                            op: op.clone(),
+                            algorithm,
+                            mode,
+                            sm,
+                            policy: None,
+                            variant,
+                        });
+                    }
+                }
             }
         }
     }
@@ -310,9 +360,15 @@ fn jobs() -> Vec<Job> {
 /// under it, as the runtime does (`TuningPolicy::relaxed_register_cap`); the last attempt is
 /// the one checked.
 fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
-    let mut policy = job
-        .policy
-        .unwrap_or_else(|| TuningPolicy::for_target(job.sm, job.algorithm, job.op.element.size()));
+    let mut policy = job.policy.unwrap_or_else(|| {
+        TuningPolicy::for_variant(
+            job.sm,
+            job.algorithm,
+            job.op.element.size(),
+            job.op.element.align(),
+            job.variant,
+        )
+    });
     loop {
         let (fns, log) = compile_and_assemble(job, policy)?;
         let spills = fns.iter().map(|f| f.spill_stores).max().unwrap_or(0);
@@ -328,7 +384,8 @@ fn compile_and_assemble(
     policy: TuningPolicy,
 ) -> Result<(Vec<FunctionInfo>, String), String> {
     let generated: GeneratedScan =
-        generate(&job.op, job.algorithm, job.mode, policy).map_err(|e| format!("generate: {e}"))?;
+        generate_variant(&job.op, job.algorithm, job.mode, job.variant, policy)
+            .map_err(|e| format!("generate: {e}"))?;
     let (ptx, log) = nvrtc_compile(&generated.source, &job.name, job.sm)?;
     // SCANGEN_NVRTC_DUMP=dir writes each source and its PTX there, for inspection.
     if let Ok(dir) = std::env::var("SCANGEN_NVRTC_DUMP") {

@@ -110,6 +110,19 @@ where
         Scan::scan_with_init(self, input, init)
     }
 
+    /// Scans segment by segment, by the rule the scanner was built with
+    /// (`ScanOptions::segmented`).
+    pub fn scan_segmented(
+        &mut self,
+        input: &[Op::Elem],
+        segments: crate::HostSegments<'_>,
+    ) -> Result<Vec<Op::Elem>, ScanError> {
+        match self {
+            AnyScanner::Gpu(s) => s.scan_segmented(input, segments),
+            AnyScanner::Cpu(s) => s.scan_segmented(input, segments),
+        }
+    }
+
     /// `"gpu: NVIDIA H100 80GB HBM3 (sm_90)"` or `"cpu: rayon, 16 threads (no CUDA driver found)"`.
     pub fn backend_name(&self) -> String {
         Scan::backend_name(self)

@@ -416,6 +416,7 @@ fn scan_parallel_planned<Op: ScanOp>(
 /// A CPU scanner with the same interface as the GPU [`crate::Scanner`].
 pub struct CpuScanner<Op: ScanOp> {
     mode: ScanMode,
+    variant: scan_codegen::ScanVariant,
     /// Why the CPU is used, when it stands in for a GPU ("no CUDA driver found").
     reason: Option<String>,
     _op: PhantomData<fn() -> Op>,
@@ -435,6 +436,7 @@ impl<Op: ScanOp> CpuScanner<Op> {
     pub fn new(opts: ScanOptions) -> CpuScanner<Op> {
         CpuScanner {
             mode: opts.mode,
+            variant: opts.variant,
             reason: None,
             _op: PhantomData,
         }
@@ -468,7 +470,7 @@ impl<Op: ScanOp> CpuScanner<Op> {
 
     pub fn scan(&mut self, input: &[Op::Elem]) -> Result<Vec<Op::Elem>, ScanError> {
         let mut out = input.to_vec();
-        scan_parallel_in_place::<Op>(&mut out, self.mode);
+        self.scan_in_place(&mut out)?;
         Ok(out)
     }
 
@@ -478,12 +480,61 @@ impl<Op: ScanOp> CpuScanner<Op> {
         output: &mut [Op::Elem],
     ) -> Result<(), ScanError> {
         ScanError::check_lengths(input.len(), output.len())?;
-        scan_parallel::<Op>(input, output, self.mode);
-        Ok(())
+        output.copy_from_slice(input);
+        self.scan_in_place(output)
     }
 
     pub fn scan_in_place(&mut self, data: &mut [Op::Elem]) -> Result<(), ScanError> {
-        scan_parallel_in_place::<Op>(data, self.mode);
+        self.check_unsegmented()?;
+        if self.variant.direction == scan_codegen::Direction::Reverse {
+            // A suffix scan is the scan of the reversed sequence.
+            data.reverse();
+            scan_parallel_in_place::<Op>(data, self.mode);
+            data.reverse();
+        } else {
+            scan_parallel_in_place::<Op>(data, self.mode);
+        }
+        Ok(())
+    }
+
+    /// Scans segment by segment (the rule of `ScanOptions::segmented`), as the GPU scanner's
+    /// `scan_segmented` does.
+    pub fn scan_segmented(
+        &mut self,
+        input: &[Op::Elem],
+        segments: crate::HostSegments<'_>,
+    ) -> Result<Vec<Op::Elem>, ScanError> {
+        let built = self.variant.segments;
+        let given = segments.rule();
+        if built != given
+            && !(built == scan_codegen::Segments::Rows { strided: true }
+                && given == scan_codegen::Segments::Rows { strided: false })
+        {
+            return Err(ScanError::SegmentsMismatch {
+                scanner: built.to_string(),
+                given: given.to_string(),
+                given_rule: format!("{given:?}"),
+            });
+        }
+        let mut out = input.to_vec();
+        crate::cpu_variant::scan_variant_in_place::<Op>(
+            &mut out,
+            self.mode,
+            self.variant.direction,
+            Some(segments),
+            None,
+        )?;
+        Ok(out)
+    }
+
+    fn check_unsegmented(&self) -> Result<(), ScanError> {
+        if self.variant.segments.is_segmented() {
+            return Err(ScanError::SegmentsMismatch {
+                scanner: self.variant.segments.to_string(),
+                given: "none".into(),
+                given_rule: "Segments::None".into(),
+            });
+        }
         Ok(())
     }
 
@@ -494,7 +545,18 @@ impl<Op: ScanOp> CpuScanner<Op> {
         input: &[Op::Elem],
         init: Op::Elem,
     ) -> Result<(Vec<Op::Elem>, Op::Elem), ScanError> {
+        self.check_unsegmented()?;
         let mut out = input.to_vec();
+        if self.variant.direction == scan_codegen::Direction::Reverse {
+            let total = crate::cpu_variant::scan_variant_in_place::<Op>(
+                &mut out,
+                self.mode,
+                self.variant.direction,
+                None,
+                Some(init),
+            )?;
+            return Ok((out, total));
+        }
         let total = scan_parallel_with_init::<Op>(input, &mut out, init, self.mode);
         Ok((out, total))
     }

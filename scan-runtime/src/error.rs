@@ -43,6 +43,36 @@ pub enum ScanError {
     #[error("the scan's {what} buffer is empty; it needs one element")]
     EmptyExtra { what: &'static str },
 
+    /// The segment data of a scan does not have one entry per element (flags, keys).
+    #[error("the scan has {n} elements but its {what} buffer has {len}; give one per element")]
+    SegmentLength {
+        what: &'static str,
+        len: u64,
+        n: u64,
+    },
+
+    /// CSR offsets that are empty, decrease, or exceed the element count.
+    #[error("segment offsets must be ascending and at most n = {n}, with at least one entry; offsets[{index}] = {value} (previous {previous})")]
+    BadOffsets {
+        index: usize,
+        value: u64,
+        previous: u64,
+        n: u64,
+    },
+
+    /// A rows shape that does not describe the buffers.
+    #[error("rows: {why}")]
+    BadRows { why: String },
+
+    /// The segment data given to a scan is for another rule than the one the scanner was
+    /// built for (`ScanOptions::segmented`), which is compiled into its kernel.
+    #[error("this scanner was built for {scanner} segments but was given {given}; build it with ScanOptions::segmented({given_rule})")]
+    SegmentsMismatch {
+        scanner: String,
+        given: String,
+        given_rule: String,
+    },
+
     /// The launch plan needs a grid larger than CUDA allows (2^31-1 blocks in x).
     #[error("input of {n} elements needs a grid of {blocks} blocks, more than the {max_blocks} CUDA allows; use a larger tile")]
     TooLarge {
@@ -113,6 +143,58 @@ impl ScanError {
 
     /// [`ScanError::LengthMismatch`] unless the input and output lengths agree; every backend
     /// checks this before touching either buffer.
+    pub(crate) fn check_segment_len(
+        what: &'static str,
+        len: usize,
+        n: u64,
+    ) -> Result<(), ScanError> {
+        if len as u64 != n {
+            return Err(ScanError::SegmentLength {
+                what,
+                len: len as u64,
+                n,
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks a rows shape against buffers of `len` elements; returns the element count.
+    pub(crate) fn check_rows(
+        rows: u64,
+        cols: u64,
+        row_stride: u64,
+        len: u64,
+    ) -> Result<u64, ScanError> {
+        let bad = |why: String| Err(ScanError::BadRows { why });
+        if cols == 0 && rows > 0 {
+            return bad("cols is 0; a row needs at least one element".into());
+        }
+        if row_stride < cols {
+            return bad(format!(
+                "row_stride {row_stride} is smaller than cols {cols}: rows would overlap"
+            ));
+        }
+        let Some(n) = rows.checked_mul(cols) else {
+            return bad(format!("{rows} x {cols} elements overflow u64"));
+        };
+        let extent = if rows == 0 {
+            0
+        } else {
+            (rows - 1)
+                .checked_mul(row_stride)
+                .and_then(|x| x.checked_add(cols))
+                .ok_or_else(|| ScanError::BadRows {
+                    why: format!("{rows} rows of stride {row_stride} overflow u64"),
+                })?
+        };
+        if extent > len {
+            return bad(format!(
+                "{rows} rows of {cols} elements, {row_stride} apart, need {extent} elements; the buffers have {len}"
+            ));
+        }
+        Ok(n)
+    }
+
     pub(crate) fn check_lengths(input: usize, output: usize) -> Result<(), ScanError> {
         if input != output {
             return Err(ScanError::LengthMismatch {

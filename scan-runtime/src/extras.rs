@@ -1,6 +1,7 @@
 //! What a scan of device memory can take and give besides its input and output: an initial
 //! value read from device memory, and the scan's total written to device memory.
 
+use crate::segments::DeviceSegments;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 /// Extra device buffers of one scan, for [`crate::Scanner::scan_device_with`].
@@ -13,6 +14,10 @@ use cudarc::driver::{DevicePtr, DevicePtrMut};
 ///   `init` when given; an empty input gives `init`, or the identity).
 ///
 /// Neither may overlap the input or the output.
+///
+/// * `segments`: the data of a segmented scan ([`DeviceSegments`]), for a scanner built with
+///   `ScanOptions::segmented`. Each segment then starts from `init` (or the identity), and
+///   `total` receives the last segment's total.
 ///
 /// ```no_run
 /// # use scan_runtime::{Gpu, ScanOptions, ScanExtras, builtin::Add};
@@ -34,6 +39,7 @@ use cudarc::driver::{DevicePtr, DevicePtrMut};
 pub struct ScanExtras<'a, T> {
     pub(crate) init: Option<&'a dyn DevicePtr<T>>,
     pub(crate) total: Option<&'a mut dyn DevicePtrMut<T>>,
+    pub(crate) segments: Option<DeviceSegments<'a>>,
 }
 
 impl<'a, T> ScanExtras<'a, T> {
@@ -42,12 +48,19 @@ impl<'a, T> ScanExtras<'a, T> {
         ScanExtras {
             init: None,
             total: None,
+            segments: None,
         }
     }
 
     /// Starts the scan from element 0 of `init` (device memory, read when the scan runs).
     pub fn init(mut self, init: &'a dyn DevicePtr<T>) -> ScanExtras<'a, T> {
         self.init = Some(init);
+        self
+    }
+
+    /// Restarts the scan at the segments `segments` describes.
+    pub fn segments(mut self, segments: DeviceSegments<'a>) -> ScanExtras<'a, T> {
+        self.segments = Some(segments);
         self
     }
 

@@ -10,7 +10,9 @@ use cudarc::driver::sys::{CUdevice_attribute, CUresult};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
-use scan_codegen::{generate, Algorithm, GeneratedScan, ScanMode, TuningPolicy};
+use scan_codegen::{
+    generate_variant, Algorithm, CodegenError, GeneratedScan, ScanMode, ScanVariant, TuningPolicy,
+};
 use scan_core::{OpSpec, ScanOp};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -51,6 +53,7 @@ pub(crate) struct ModuleKey {
     pub(crate) op: OpSpec,
     pub(crate) algorithm: Algorithm,
     pub(crate) mode: ScanMode,
+    pub(crate) variant: ScanVariant,
     pub(crate) policy: TuningPolicy,
 }
 
@@ -203,23 +206,31 @@ impl Gpu {
         if declared != actual {
             return Err(ScanError::ElementLayout { declared, actual });
         }
-        let policy = opts.resolved_policy(self.inner.sm, declared);
-        // With the default tuning, small inputs get a small-tile kernel too, built on first use.
+        opts.variant
+            .supported_by(opts.algorithm)
+            .map_err(|why| ScanError::Codegen(CodegenError::InvalidVariant(why)))?;
+        let policy = opts.resolved_policy(self.inner.sm, declared, op.element.align());
+        // With the default tuning, small inputs get a small-tile kernel too, built on first use
+        // (tuned for unsegmented scans only).
         let small = match opts.policy {
-            None => TuningPolicy::for_small_input(self.inner.sm, opts.algorithm, declared).map(
-                |policy| ModuleKey {
-                    op: op.clone(),
-                    algorithm: opts.algorithm,
-                    mode: opts.mode,
-                    policy,
-                },
-            ),
-            Some(_) => None,
+            None if !opts.variant.segments.is_segmented() => {
+                TuningPolicy::for_small_input(self.inner.sm, opts.algorithm, declared).map(
+                    |policy| ModuleKey {
+                        op: op.clone(),
+                        algorithm: opts.algorithm,
+                        mode: opts.mode,
+                        variant: opts.variant,
+                        policy,
+                    },
+                )
+            }
+            _ => None,
         };
         let loaded = self.load(ModuleKey {
             op,
             algorithm: opts.algorithm,
             mode: opts.mode,
+            variant: opts.variant,
             policy,
         })?;
         Ok(Scanner::new(self.clone(), loaded, small))
@@ -247,7 +258,8 @@ impl Gpu {
         };
         let mut policy = key.policy;
         let (generated, module, functions, local_bytes) = loop {
-            let generated = generate(&key.op, key.algorithm, key.mode, policy)?;
+            let generated =
+                generate_variant(&key.op, key.algorithm, key.mode, key.variant, policy)?;
             let image =
                 compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
             let module = self

@@ -363,8 +363,10 @@ mod tests {
             algorithm: Algorithm::KoggeStone,
             mode: ScanMode::Inclusive,
             policy: scan_codegen::TuningPolicy::new(128, 4),
+            variant: scan_codegen::ScanVariant::FLAT,
             elem_size: 4,
             elem_align: 4,
+            scanned_size: 4,
         };
         let tile = crate::abi::tile_items(&generated);
         for n in [1, 511, 512, 513, 262_144, 262_145, 1 << 38] {

@@ -24,6 +24,7 @@ mod cache_trust;
 mod capture;
 pub mod compile;
 pub mod cpu;
+pub mod cpu_variant;
 mod device_buffer;
 pub mod disk_cache;
 mod error;
@@ -32,6 +33,7 @@ mod gpu;
 pub mod launch_plan;
 mod options;
 mod scanner;
+mod segments;
 mod workspace;
 
 pub use auto::{auto, AnyScanner, Scan};
@@ -42,10 +44,13 @@ pub use extras::ScanExtras;
 pub use gpu::{driver_available, Gpu};
 pub use options::ScanOptions;
 pub use scanner::Scanner;
+pub use segments::{DeviceSegments, HostKeys, HostSegments, SegmentKey, SegmentOffset};
 
 /// cudarc, re-exported: device buffers and streams (`cudarc::driver::{CudaSlice, CudaStream}`)
 /// and the `DeviceRepr` trait element types implement.
 pub use cudarc;
-pub use scan_codegen::{Algorithm, ScanMode, TuningPolicy};
+pub use scan_codegen::{
+    Algorithm, Direction, OffsetWidth, ScanMode, ScanVariant, Segments, TuningPolicy,
+};
 pub use scan_core::builtin;
 pub use scan_core::{ScanElement, ScanOp};

@@ -1,6 +1,6 @@
 //! What a scanner computes and how: algorithm, inclusive/exclusive, tuning.
 
-use scan_codegen::{Algorithm, ScanMode, TuningPolicy};
+use scan_codegen::{Algorithm, Direction, ScanMode, ScanVariant, Segments, TuningPolicy};
 
 /// Options for building a scanner. `ScanOptions::default()` is an inclusive single-pass scan
 /// with the default tuning for the device.
@@ -14,8 +14,10 @@ use scan_codegen::{Algorithm, ScanMode, TuningPolicy};
 pub struct ScanOptions {
     pub algorithm: Algorithm,
     pub mode: ScanMode,
-    /// Launch shape; `None` picks `TuningPolicy::for_target(sm, algorithm, elem_size)`.
+    /// Launch shape; `None` picks `TuningPolicy::for_variant(sm, algorithm, elem_size, ...)`.
     pub policy: Option<TuningPolicy>,
+    /// Direction and segment rule (compiled into the kernel): [`ScanVariant::FLAT`] by default.
+    pub variant: ScanVariant,
 }
 
 impl Default for ScanOptions {
@@ -24,6 +26,7 @@ impl Default for ScanOptions {
             algorithm: Algorithm::SinglePass,
             mode: ScanMode::Inclusive,
             policy: None,
+            variant: ScanVariant::FLAT,
         }
     }
 }
@@ -60,8 +63,22 @@ impl ScanOptions {
     }
 
     /// The policy to use on compute capability `sm` for elements of `elem_size` bytes.
-    pub fn resolved_policy(&self, sm: u32, elem_size: usize) -> TuningPolicy {
-        self.policy
-            .unwrap_or_else(|| TuningPolicy::for_target(sm, self.algorithm, elem_size))
+    pub fn resolved_policy(&self, sm: u32, elem_size: usize, elem_align: usize) -> TuningPolicy {
+        self.policy.unwrap_or_else(|| {
+            TuningPolicy::for_variant(sm, self.algorithm, elem_size, elem_align, self.variant)
+        })
+    }
+
+    /// A suffix scan: `out[i]` combines `in[n-1], …, in[i]` (inclusive), in that order.
+    pub fn reverse(mut self) -> ScanOptions {
+        self.variant.direction = Direction::Reverse;
+        self
+    }
+
+    /// Restart the scan at segment heads given by `rule` (the data comes with each scan:
+    /// [`crate::DeviceSegments`], [`crate::HostSegments`]). Single-pass only.
+    pub fn segmented(mut self, rule: Segments) -> ScanOptions {
+        self.variant.segments = rule;
+        self
     }
 }

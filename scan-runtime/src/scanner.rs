@@ -6,12 +6,13 @@ use crate::error::{alloc, driver, ScanError};
 use crate::extras::ScanExtras;
 use crate::gpu::{Gpu, LoadedScan, ModuleKey};
 use crate::launch_plan::{self, Buffer, Kernel, LaunchPlan};
+use crate::segments::{DeviceSegments, HostKeys, HostSegments};
 use crate::workspace::{Needs, Workspace};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
     CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
 };
-use scan_codegen::{Algorithm, ScanMode, TuningPolicy};
+use scan_codegen::{Algorithm, ScanMode, ScanVariant, Segments, TuningPolicy};
 use scan_core::ScanOp;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -87,6 +88,11 @@ where
 
     pub fn mode(&self) -> ScanMode {
         self.loaded.generated.mode
+    }
+
+    /// The scan's direction and segment rule.
+    pub fn variant(&self) -> ScanVariant {
+        self.loaded.generated.variant
     }
 
     /// The shape the kernels were built with: the requested policy, with its register cap
@@ -249,7 +255,11 @@ where
         O: DevicePtrMut<Op::Elem>,
     {
         ScanError::check_lengths(input.len(), output.len())?;
-        let ScanExtras { init, total } = extras;
+        let ScanExtras {
+            init,
+            total,
+            segments,
+        } = extras;
         for (what, len) in [
             ("init", init.as_ref().map(|b| b.len())),
             ("total", total.as_ref().map(|b| b.len())),
@@ -258,6 +268,7 @@ where
                 return Err(ScanError::EmptyExtra { what });
             }
         }
+        let n = self.check_segments(segments.as_ref(), input.len() as u64)?;
         self.check_device(stream)?;
         self.check_device(input.stream())?;
         self.check_device(output.stream())?;
@@ -267,8 +278,10 @@ where
         if let Some(b) = &total {
             self.check_device(b.stream())?;
         }
+        if let Some(b) = segments.as_ref().and_then(|s| s.buffer.as_ref()) {
+            self.check_device(b.stream())?;
+        }
         let capture = capture::status(stream)?;
-        let n = input.len() as u64;
         let ready = self.ready(stream, capture, n)?;
         let empty_total_from = match (&ready, &total, &init) {
             (None, Some(_), None) => Some(self.identity_on_device(stream, capture)?),
@@ -278,9 +291,33 @@ where
         let (output_ptr, write) = output.device_ptr_mut(stream);
         let init = init.map(|b| b.device_ptr(stream));
         let total = total.map(|b| b.device_ptr_mut(stream));
+        let segment_read = segments
+            .as_ref()
+            .and_then(|s| s.buffer.as_ref())
+            .map(|b| b.read(stream));
+        let segment = match &segments {
+            None => SegmentArgs::None,
+            Some(s) => match s.rule {
+                Segments::Rows { .. } => SegmentArgs::Rows {
+                    cols: s.rows.1,
+                    row_stride: s.rows.2,
+                },
+                Segments::Offsets(_) => SegmentArgs::Offsets {
+                    offsets: segment_read.as_ref().map_or(0, |(p, _)| *p),
+                    count: s.buffer.as_ref().map_or(0, |b| b.len() as u64),
+                },
+                _ => SegmentArgs::Data(segment_read.as_ref().map_or(0, |(p, _)| *p)),
+            },
+        };
         let init_ptr = init.as_ref().map_or(0, |(p, _)| *p);
         let total_ptr = total.as_ref().map_or(0, |(p, _)| *p);
-        let guards = (read, write, init.map(|(_, g)| g), total.map(|(_, g)| g));
+        let guards = (
+            read,
+            write,
+            init.map(|(_, g)| g),
+            total.map(|(_, g)| g),
+            segment_read.map(|(_, g)| g),
+        );
         if capture == Capture::Active {
             // A record inside the capture would make every later use of the buffers outside it
             // wait on a captured event, which CUDA rejects (and cudarc reports at its next call).
@@ -292,6 +329,7 @@ where
                 let seeds = Seeds {
                     init: init_ptr,
                     total: total_ptr,
+                    segment,
                 };
                 self.enqueue(stream, capture, &ready, input_ptr, output_ptr, seeds)
             }
@@ -314,6 +352,7 @@ where
     where
         D: DevicePtrMut<Op::Elem>,
     {
+        self.check_segments(None, data.len() as u64)?;
         self.check_device(stream)?;
         self.check_device(data.stream())?;
         let capture = capture::status(stream)?;
@@ -365,6 +404,7 @@ where
         init: CUdeviceptr,
         total: CUdeviceptr,
     ) -> Result<(), ScanError> {
+        self.check_segments(None, n)?;
         self.check_device(stream)?;
         let capture = capture::status(stream)?;
         match self.ready(stream, capture, n)? {
@@ -374,7 +414,11 @@ where
                 &ready,
                 input,
                 output,
-                Seeds { init, total },
+                Seeds {
+                    init,
+                    total,
+                    segment: SegmentArgs::None,
+                },
             ),
             None if total != 0 => {
                 let from = if init != 0 {
@@ -438,6 +482,142 @@ where
                 0
             },
         }
+    }
+
+    /// Checks segment data against the scanner's rule and `len` (the buffers' length); returns
+    /// the number of elements the scan covers (rows x cols for rows, else `len`).
+    fn check_segments(
+        &self,
+        segments: Option<&DeviceSegments<'_>>,
+        len: u64,
+    ) -> Result<u64, ScanError> {
+        let built = self.variant().segments;
+        let given = segments.map_or(Segments::None, |s| s.rule);
+        let fits = given == built
+            || (built == Segments::Rows { strided: true }
+                && given == Segments::Rows { strided: false });
+        if !fits {
+            return Err(ScanError::SegmentsMismatch {
+                scanner: built.to_string(),
+                given: given.to_string(),
+                given_rule: format!("{given:?}"),
+            });
+        }
+        let Some(s) = segments else {
+            return Ok(len);
+        };
+        match s.rule {
+            Segments::None => Ok(len),
+            Segments::Rows { .. } => ScanError::check_rows(s.rows.0, s.rows.1, s.rows.2, len),
+            Segments::Flags | Segments::Keys(_) => {
+                let what = if s.rule == Segments::Flags {
+                    "flags"
+                } else {
+                    "keys"
+                };
+                let got = s.buffer.as_ref().map_or(0, |b| b.len());
+                ScanError::check_segment_len(what, got, len)?;
+                Ok(len)
+            }
+            Segments::Offsets(_) => {
+                if s.buffer.as_ref().map_or(0, |b| b.len()) == 0 {
+                    return Err(ScanError::BadOffsets {
+                        index: 0,
+                        value: 0,
+                        previous: 0,
+                        n: len,
+                    });
+                }
+                Ok(len)
+            }
+        }
+    }
+
+    /// Scans host memory segment by segment (the scanner's rule, `ScanOptions::segmented`) into
+    /// a new vector; for rows with a stride, the elements between rows are copied unchanged.
+    /// The data is checked on the host (offsets ascending and at most n, one flag or key per
+    /// element, the rows inside the input) before anything is uploaded.
+    pub fn scan_segmented(
+        &mut self,
+        input: &[Op::Elem],
+        segments: HostSegments<'_>,
+    ) -> Result<Vec<Op::Elem>, ScanError> {
+        let n = match segments {
+            HostSegments::Rows {
+                rows,
+                cols,
+                row_stride,
+            } => ScanError::check_rows(rows, cols, row_stride, input.len() as u64)?,
+            _ => input.len() as u64,
+        };
+        if !matches!(segments, HostSegments::Rows { .. }) {
+            segments.starts(n)?; // checks lengths and offsets
+        }
+        let mut result = input.to_vec();
+        if n == 0 {
+            // Still a mismatch error for a scanner of another rule.
+            let probe = DeviceSegments::rows(0, 0, 0);
+            let probe = DeviceSegments {
+                rule: segments.rule(),
+                ..probe
+            };
+            self.check_segments(Some(&probe), 0)?;
+            return Ok(result);
+        }
+        let stream = self.gpu.default_stream();
+        let data = self.upload(&stream, input)?;
+        let mut output = self.upload(&stream, input)?;
+        let up =
+            |e: cudarc::driver::DriverError| driver("copying the segment data to the device")(e);
+        macro_rules! with_keys {
+            ($k:expr) => {{
+                let keys = stream.clone_htod($k).map_err(up)?;
+                let extras = ScanExtras::new().segments(DeviceSegments::keys(&keys));
+                self.scan_device_with(&stream, &data, &mut output, extras)?;
+                download(&stream, &output, &mut result)?;
+            }};
+        }
+        match segments {
+            HostSegments::Flags(f) => {
+                let flags = stream.clone_htod(f).map_err(up)?;
+                let extras = ScanExtras::new().segments(DeviceSegments::flags(&flags));
+                self.scan_device_with(&stream, &data, &mut output, extras)?;
+                download(&stream, &output, &mut result)?;
+            }
+            HostSegments::Offsets32(o) => {
+                let offsets = stream.clone_htod(o).map_err(up)?;
+                let extras = ScanExtras::new().segments(DeviceSegments::offsets(&offsets));
+                self.scan_device_with(&stream, &data, &mut output, extras)?;
+                download(&stream, &output, &mut result)?;
+            }
+            HostSegments::Offsets64(o) => {
+                let offsets = stream.clone_htod(o).map_err(up)?;
+                let extras = ScanExtras::new().segments(DeviceSegments::offsets(&offsets));
+                self.scan_device_with(&stream, &data, &mut output, extras)?;
+                download(&stream, &output, &mut result)?;
+            }
+            HostSegments::Rows {
+                rows,
+                cols,
+                row_stride,
+            } => {
+                let extras =
+                    ScanExtras::new().segments(DeviceSegments::rows(rows, cols, row_stride));
+                self.scan_device_with(&stream, &data, &mut output, extras)?;
+                download(&stream, &output, &mut result)?;
+            }
+            HostSegments::Keys(k) => match k {
+                HostKeys::I8(k) => with_keys!(k),
+                HostKeys::I16(k) => with_keys!(k),
+                HostKeys::I32(k) => with_keys!(k),
+                HostKeys::I64(k) => with_keys!(k),
+                HostKeys::U8(k) => with_keys!(k),
+                HostKeys::U16(k) => with_keys!(k),
+                HostKeys::U32(k) => with_keys!(k),
+                HostKeys::U64(k) => with_keys!(k),
+            },
+        }
+        Ok(result)
     }
 
     fn check_device(&self, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
@@ -551,6 +731,18 @@ where
                 Kernel::SinglePass => {
                     args.arg(&tile_state_ptr).arg(&tile_state_slots);
                     args.arg(&seeds.init).arg(&seeds.total);
+                    match &seeds.segment {
+                        SegmentArgs::None => {}
+                        SegmentArgs::Data(ptr) => {
+                            args.arg(ptr);
+                        }
+                        SegmentArgs::Offsets { offsets, count } => {
+                            args.arg(offsets).arg(count);
+                        }
+                        SegmentArgs::Rows { cols, row_stride } => {
+                            args.arg(cols).arg(row_stride);
+                        }
+                    }
                 }
                 Kernel::ReduceTiles => {}
                 Kernel::ScanTiles => {
@@ -575,15 +767,37 @@ where
     }
 }
 
-/// The initial value and the total of one scan: device addresses of one element, 0 for none.
+/// The initial value and the total of one scan (device addresses of one element, 0 for none),
+/// and the segment rule's kernel arguments.
 #[derive(Clone, Copy)]
 struct Seeds {
     init: CUdeviceptr,
     total: CUdeviceptr,
+    segment: SegmentArgs,
 }
 
 impl Seeds {
-    const NONE: Seeds = Seeds { init: 0, total: 0 };
+    const NONE: Seeds = Seeds {
+        init: 0,
+        total: 0,
+        segment: SegmentArgs::None,
+    };
+}
+
+/// What a segment rule appends to `scangen_single_pass` (ARCHITECTURE.md).
+#[derive(Clone, Copy)]
+enum SegmentArgs {
+    None,
+    /// flags or keys: one device pointer.
+    Data(CUdeviceptr),
+    Offsets {
+        offsets: CUdeviceptr,
+        count: u64,
+    },
+    Rows {
+        cols: u64,
+        row_stride: u64,
+    },
 }
 
 /// An empty scan's total is its initial value (or the identity): one element copied on the

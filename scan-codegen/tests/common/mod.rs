@@ -99,3 +99,27 @@ pub fn struct_ops() -> Vec<OpSpec> {
         mixed_24(),
     ]
 }
+
+/// Every scan shape beyond the flat forward scan: reverse, each segment rule (keys of several
+/// widths, both offset widths, contiguous and strided rows), and each segment rule reversed.
+#[allow(dead_code)]
+pub fn variants() -> Vec<scan_codegen::ScanVariant> {
+    use scan_codegen::{OffsetWidth, ScanVariant, Segments};
+    use scan_core::PrimType;
+    let segments = [
+        Segments::Flags,
+        Segments::Keys(PrimType::U8),
+        Segments::Keys(PrimType::I32),
+        Segments::Keys(PrimType::U64),
+        Segments::Offsets(OffsetWidth::U32),
+        Segments::Offsets(OffsetWidth::U64),
+        Segments::Rows { strided: false },
+        Segments::Rows { strided: true },
+    ];
+    let mut out = vec![ScanVariant::FLAT.reverse()];
+    for s in segments {
+        out.push(ScanVariant::FLAT.segments(s));
+        out.push(ScanVariant::FLAT.segments(s).reverse());
+    }
+    out
+}

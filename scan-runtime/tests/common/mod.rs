@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod ops;
+pub mod segments;
 
 use scan_core::{BuiltinOp, ElementType, PrimType, ScanElement, StructDecl, StructField};
 use scan_runtime::cudarc::driver::DeviceRepr;

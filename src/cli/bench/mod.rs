@@ -8,6 +8,7 @@ mod graph;
 mod plot;
 pub(crate) mod report;
 pub(crate) mod sample;
+mod variants;
 
 use super::CliResult;
 use clap::{Args, ValueEnum};
@@ -70,6 +71,12 @@ pub struct BenchArgs {
     /// device copy. Default sizes 2^10, 2^16, 2^20.
     #[arg(long)]
     pub graph: bool,
+    /// Instead of flat scans: batched rows (the rows x cols shapes of 2^N elements), by-key,
+    /// by-flags, by-offsets (2^10 to 2^24 segments) and reverse scans of i32, f32 and the
+    /// affine struct, beside a copy of every byte they move. N is the first of --sizes (a log2),
+    /// 28 by default.
+    #[arg(long)]
+    pub variants: bool,
 }
 
 pub fn run(args: BenchArgs) -> CliResult {
@@ -78,6 +85,17 @@ pub fn run(args: BenchArgs) -> CliResult {
         .iter()
         .map(|a| Algorithm::from_name(a).ok_or_else(|| format!("unknown algorithm `{a}`")))
         .collect::<Result<_, _>>()?;
+    if args.variants {
+        let log2n = match parse_sizes(&args.sizes)?.first() {
+            Some(&n) if n.is_power_of_two() => n.trailing_zeros(),
+            Some(&n) => return Err(format!("--variants takes a power of two size, not {n}").into()),
+            None => 28,
+        };
+        let (device, rows) = variants::run(&args, log2n)?;
+        println!("device: {device}");
+        print!("{}", variants::to_table(&rows));
+        return Ok(());
+    }
     if args.graph {
         let sizes = if args.sizes.is_empty() {
             vec![1 << 10, 1 << 16, 1 << 20]

@@ -1,0 +1,293 @@
+//! The data a segmented scan restarts by: head flags, keys, CSR offsets or rows, on the device
+//! ([`DeviceSegments`], for [`crate::ScanExtras::segments`]) or on the host ([`HostSegments`]).
+//!
+//! Which rule a scanner applies is fixed when it is built (`ScanOptions::segmented`), because
+//! it is compiled into its kernel; the data comes with each scan and must match that rule.
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaStream, DevicePtr, DeviceRepr, SyncOnDrop};
+use scan_codegen::{OffsetWidth, Segments};
+use scan_core::PrimType;
+use std::sync::Arc;
+
+/// Integer types that can key a segmented scan (a segment starts where the key changes).
+pub trait SegmentKey: DeviceRepr + Copy + PartialEq + Send + Sync + 'static {
+    const PRIM: PrimType;
+}
+
+/// Integer types of CSR segment offsets.
+pub trait SegmentOffset: DeviceRepr + Copy + Into<u64> + Send + Sync + 'static {
+    const WIDTH: OffsetWidth;
+}
+
+macro_rules! keys {
+    ($($t:ty => $p:ident),*) => {$(
+        impl SegmentKey for $t {
+            const PRIM: PrimType = PrimType::$p;
+        }
+    )*};
+}
+keys!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+
+impl SegmentOffset for u32 {
+    const WIDTH: OffsetWidth = OffsetWidth::U32;
+}
+impl SegmentOffset for u64 {
+    const WIDTH: OffsetWidth = OffsetWidth::U64;
+}
+
+/// A device buffer of any element type, seen as an address and a length.
+pub(crate) trait ErasedBuffer {
+    fn len(&self) -> usize;
+    fn stream(&self) -> &Arc<CudaStream>;
+    fn read<'s>(&'s self, stream: &'s Arc<CudaStream>) -> (CUdeviceptr, SyncOnDrop<'s>);
+}
+
+struct Typed<'a, T>(&'a dyn DevicePtr<T>);
+
+impl<T> ErasedBuffer for Typed<'_, T> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.0.stream()
+    }
+    fn read<'s>(&'s self, stream: &'s Arc<CudaStream>) -> (CUdeviceptr, SyncOnDrop<'s>) {
+        self.0.device_ptr(stream)
+    }
+}
+
+/// Segment data in device memory for one scan.
+pub struct DeviceSegments<'a> {
+    pub(crate) rule: Segments,
+    pub(crate) buffer: Option<Box<dyn ErasedBuffer + 'a>>,
+    /// Rows: (rows, cols, row_stride).
+    pub(crate) rows: (u64, u64, u64),
+}
+
+impl<'a> DeviceSegments<'a> {
+    /// `flags[i] != 0` starts a segment at element `i` (one flag per element; `bool` data can
+    /// be passed as its bytes).
+    pub fn flags(flags: &'a dyn DevicePtr<u8>) -> DeviceSegments<'a> {
+        DeviceSegments {
+            rule: Segments::Flags,
+            buffer: Some(Box::new(Typed(flags))),
+            rows: (0, 0, 0),
+        }
+    }
+
+    /// A segment starts wherever `keys[i] != keys[i - 1]` (one key per element).
+    pub fn keys<K: SegmentKey>(keys: &'a dyn DevicePtr<K>) -> DeviceSegments<'a> {
+        DeviceSegments {
+            rule: Segments::Keys(K::PRIM),
+            buffer: Some(Box::new(Typed(keys))),
+            rows: (0, 0, 0),
+        }
+    }
+
+    /// CSR offsets `offsets[0..=m]`, ascending, at most `n`: segment `j` is
+    /// `[offsets[j], offsets[j+1])`; equal neighbours are empty segments. Elements before
+    /// `offsets[0]` form a segment of their own. Device offsets are not checked (that would
+    /// need a copy to the host); whatever they hold, the kernel reads and writes only inside
+    /// the buffers. [`HostSegments::Offsets32`]/`Offsets64` are checked.
+    pub fn offsets<O: SegmentOffset>(offsets: &'a dyn DevicePtr<O>) -> DeviceSegments<'a> {
+        let rule = Segments::Offsets(O::WIDTH);
+        DeviceSegments {
+            rule,
+            buffer: Some(Box::new(Typed(offsets))),
+            rows: (0, 0, 0),
+        }
+    }
+
+    /// `rows` rows of `cols` elements, `row_stride` elements apart (input and output alike;
+    /// `row_stride == cols` for a contiguous matrix): each row scanned on its own, as
+    /// `cumsum(dim=-1)`. The scan covers `rows * cols` elements.
+    pub fn rows(rows: u64, cols: u64, row_stride: u64) -> DeviceSegments<'a> {
+        DeviceSegments {
+            rule: Segments::Rows {
+                strided: row_stride != cols,
+            },
+            buffer: None,
+            rows: (rows, cols, row_stride),
+        }
+    }
+}
+
+/// Segment data in host memory, for the host-slice calls and the CPU backend.
+#[derive(Clone, Copy, Debug)]
+pub enum HostSegments<'a> {
+    Flags(&'a [u8]),
+    Keys(HostKeys<'a>),
+    Offsets32(&'a [u32]),
+    Offsets64(&'a [u64]),
+    /// `rows × cols`, rows `row_stride` elements apart.
+    Rows {
+        rows: u64,
+        cols: u64,
+        row_stride: u64,
+    },
+}
+
+/// Keys of any [`SegmentKey`] type, on the host.
+#[derive(Clone, Copy, Debug)]
+pub enum HostKeys<'a> {
+    I8(&'a [i8]),
+    I16(&'a [i16]),
+    I32(&'a [i32]),
+    I64(&'a [i64]),
+    U8(&'a [u8]),
+    U16(&'a [u16]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+}
+
+impl<'a> HostSegments<'a> {
+    pub fn keys<K: SegmentKey>(keys: &'a [K]) -> HostSegments<'a> {
+        // SAFETY: K::PRIM names K's own type, so each cast is the identity.
+        let any = keys.as_ptr() as *const u8;
+        let n = keys.len();
+        let k = unsafe {
+            match K::PRIM {
+                PrimType::I8 => HostKeys::I8(std::slice::from_raw_parts(any as *const i8, n)),
+                PrimType::I16 => HostKeys::I16(std::slice::from_raw_parts(any as *const i16, n)),
+                PrimType::I32 => HostKeys::I32(std::slice::from_raw_parts(any as *const i32, n)),
+                PrimType::I64 => HostKeys::I64(std::slice::from_raw_parts(any as *const i64, n)),
+                PrimType::U8 => HostKeys::U8(std::slice::from_raw_parts(any, n)),
+                PrimType::U16 => HostKeys::U16(std::slice::from_raw_parts(any as *const u16, n)),
+                PrimType::U32 => HostKeys::U32(std::slice::from_raw_parts(any as *const u32, n)),
+                PrimType::U64 => HostKeys::U64(std::slice::from_raw_parts(any as *const u64, n)),
+                PrimType::F32 | PrimType::F64 => unreachable!("no float SegmentKey"),
+            }
+        };
+        HostSegments::Keys(k)
+    }
+
+    /// The rule the data is for.
+    pub fn rule(&self) -> Segments {
+        match self {
+            HostSegments::Flags(_) => Segments::Flags,
+            HostSegments::Keys(k) => Segments::Keys(k.prim()),
+            HostSegments::Offsets32(_) => Segments::Offsets(OffsetWidth::U32),
+            HostSegments::Offsets64(_) => Segments::Offsets(OffsetWidth::U64),
+            HostSegments::Rows {
+                cols, row_stride, ..
+            } => Segments::Rows {
+                strided: row_stride != cols,
+            },
+        }
+    }
+
+    /// Whether a segment starts at each position of the `n`-element row-major sequence
+    /// (position 0 always does), after checking the data against `n`.
+    pub fn starts(&self, n: u64) -> Result<Vec<bool>, crate::ScanError> {
+        use crate::ScanError;
+        let n_us = n as usize;
+        let mut starts = vec![false; n_us];
+        match self {
+            HostSegments::Flags(f) => {
+                ScanError::check_segment_len("flags", f.len(), n)?;
+                for (s, &x) in starts.iter_mut().zip(f.iter()) {
+                    *s = x != 0;
+                }
+            }
+            HostSegments::Keys(k) => {
+                ScanError::check_segment_len("keys", k.len(), n)?;
+                for (i, s) in starts.iter_mut().enumerate().skip(1) {
+                    *s = k.differs(i);
+                }
+            }
+            HostSegments::Offsets32(o) => {
+                mark_offsets(o.iter().map(|&x| u64::from(x)), n, &mut starts)?
+            }
+            HostSegments::Offsets64(o) => mark_offsets(o.iter().copied(), n, &mut starts)?,
+            HostSegments::Rows { cols, .. } => {
+                for (i, s) in starts.iter_mut().enumerate() {
+                    *s = (i as u64) % cols == 0;
+                }
+            }
+        }
+        if let Some(first) = starts.first_mut() {
+            *first = true;
+        }
+        Ok(starts)
+    }
+}
+
+fn mark_offsets(
+    offsets: impl Iterator<Item = u64>,
+    n: u64,
+    starts: &mut [bool],
+) -> Result<(), crate::ScanError> {
+    let mut previous = 0u64;
+    let mut count = 0usize;
+    for (k, o) in offsets.enumerate() {
+        count += 1;
+        if o < previous || o > n {
+            return Err(crate::ScanError::BadOffsets {
+                index: k,
+                value: o,
+                previous,
+                n,
+            });
+        }
+        previous = o;
+        if o < n {
+            starts[o as usize] = true;
+        }
+    }
+    if count == 0 {
+        return Err(crate::ScanError::BadOffsets {
+            index: 0,
+            value: 0,
+            previous: 0,
+            n,
+        });
+    }
+    Ok(())
+}
+
+impl HostKeys<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            HostKeys::I8(k) => k.len(),
+            HostKeys::I16(k) => k.len(),
+            HostKeys::I32(k) => k.len(),
+            HostKeys::I64(k) => k.len(),
+            HostKeys::U8(k) => k.len(),
+            HostKeys::U16(k) => k.len(),
+            HostKeys::U32(k) => k.len(),
+            HostKeys::U64(k) => k.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn prim(&self) -> PrimType {
+        match self {
+            HostKeys::I8(_) => PrimType::I8,
+            HostKeys::I16(_) => PrimType::I16,
+            HostKeys::I32(_) => PrimType::I32,
+            HostKeys::I64(_) => PrimType::I64,
+            HostKeys::U8(_) => PrimType::U8,
+            HostKeys::U16(_) => PrimType::U16,
+            HostKeys::U32(_) => PrimType::U32,
+            HostKeys::U64(_) => PrimType::U64,
+        }
+    }
+
+    /// Whether key `i` differs from key `i - 1` (`i >= 1`).
+    fn differs(&self, i: usize) -> bool {
+        match self {
+            HostKeys::I8(k) => k[i] != k[i - 1],
+            HostKeys::I16(k) => k[i] != k[i - 1],
+            HostKeys::I32(k) => k[i] != k[i - 1],
+            HostKeys::I64(k) => k[i] != k[i - 1],
+            HostKeys::U8(k) => k[i] != k[i - 1],
+            HostKeys::U16(k) => k[i] != k[i - 1],
+            HostKeys::U32(k) => k[i] != k[i - 1],
+            HostKeys::U64(k) => k[i] != k[i - 1],
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Segment structures and the plain per-segment reference scan, shared by the GPU and CPU
+//! variant tests.
+
+use super::Rng;
+use scan_runtime::{ScanMode, ScanOp};
+
+/// Segment starts (positions, ascending, 0 first) of one of several structures.
+pub fn starts(kind: usize, n: usize, tile: usize, rng: &mut Rng) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut s = vec![0usize];
+    match kind % 5 {
+        0 => {}              // one segment
+        1 => s.extend(1..n), // every element its own segment
+        2 => {
+            // random lengths, mean about 40
+            let mut p = 0;
+            loop {
+                p += 1 + rng.below(80) as usize;
+                if p >= n {
+                    break;
+                }
+                s.push(p);
+            }
+        }
+        3 => {
+            // at warp and tile edges and one off them
+            for p in 1..n {
+                if p % 32 == 0 || p % tile == 0 || p % tile == 1 || p % tile == tile - 1 {
+                    s.push(p);
+                }
+            }
+        }
+        _ => {
+            // long segments, a few tiles each
+            let mut p = 0;
+            loop {
+                p += 1 + rng.below(3 * tile as u64) as usize;
+                if p >= n {
+                    break;
+                }
+                s.push(p);
+            }
+        }
+    }
+    s
+}
+
+/// The plain reference: each segment [a, b) scanned on its own in the scan's direction, from
+/// `init` (or the identity).
+pub fn reference<Op: ScanOp>(
+    input: &[Op::Elem],
+    segments: &[(usize, usize)],
+    mode: ScanMode,
+    reverse: bool,
+    init: Option<Op::Elem>,
+    out: &mut [Op::Elem],
+) -> Op::Elem {
+    let mut last_total = init.unwrap_or_else(Op::identity);
+    for &(a, b) in segments {
+        let order: Vec<usize> = if reverse {
+            (a..b).rev().collect()
+        } else {
+            (a..b).collect()
+        };
+        let mut acc = init;
+        for p in order {
+            let after = match acc {
+                Some(x) => Op::combine(x, input[p]),
+                None => input[p],
+            };
+            out[p] = match mode {
+                ScanMode::Inclusive => after,
+                ScanMode::Exclusive => acc.unwrap_or_else(Op::identity),
+            };
+            acc = Some(after);
+        }
+        if b > a {
+            last_total = acc.unwrap();
+        }
+    }
+    last_total
+}
+
+pub fn ranges(starts: &[usize], n: usize) -> Vec<(usize, usize)> {
+    let mut r = Vec::new();
+    for (i, &a) in starts.iter().enumerate() {
+        let b = starts.get(i + 1).copied().unwrap_or(n);
+        if b > a {
+            r.push((a, b));
+        }
+    }
+    r
+}

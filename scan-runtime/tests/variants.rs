@@ -1,0 +1,506 @@
+//! Reverse and segmented scans (flags, keys, CSR offsets, rows with and without a stride), each
+//! also reversed, inclusive and exclusive, with and without an initial value and a total, for
+//! primitive and non-commutative struct ops (8, 12 and 32 bytes), at awkward sizes and segment
+//! structures (one segment, every element its own, empty segments, boundaries at warp and tile
+//! edges, long segments), against a plain per-segment CPU reference; the reverse flat scan on
+//! every algorithm; a single segment longer than 2^31 elements; and the typed errors.
+//!
+//! Needs an NVIDIA GPU: every test is `#[ignore]`d (see gpu_suite.rs).
+
+use scan_core::BuiltinOp;
+use scan_core::PrimType;
+use scan_runtime::builtin::{Add, Max};
+use scan_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
+use scan_runtime::{
+    Algorithm, DeviceSegments, Gpu, HostSegments, OffsetWidth, ScanError, ScanExtras, ScanMode,
+    ScanOp, ScanOptions, Segments,
+};
+use std::sync::{Arc, Mutex};
+
+mod common;
+use common::ops::{Compose, LastOfRun, MatMul};
+use common::segments::{ranges, reference, starts};
+use common::{first_mismatch, Rng, TestValue};
+
+fn gpu() -> Gpu {
+    common::gpu("variants")
+}
+
+fn random<T: TestValue>(rng: &mut Rng, n: usize) -> Vec<T> {
+    (0..n).map(|_| T::random(rng, BuiltinOp::Add)).collect()
+}
+
+fn upload<T: DeviceRepr>(stream: &Arc<CudaStream>, host: &[T]) -> CudaSlice<T> {
+    if host.is_empty() {
+        return stream.null::<T>().expect("empty buffer");
+    }
+    stream.clone_htod(host).expect("upload")
+}
+
+fn download<T: DeviceRepr + Clone>(
+    stream: &Arc<CudaStream>,
+    d: &CudaSlice<T>,
+    like: &[T],
+) -> Vec<T> {
+    let mut host = like.to_vec();
+    if !host.is_empty() {
+        stream.memcpy_dtoh(d, &mut host).expect("download");
+    }
+    stream.synchronize().expect("scan finished");
+    host
+}
+
+/// One case: a scanner for `rule`, data of `n` elements with a segment structure, checked
+/// against the reference; through the host call or through device buffers with init/total.
+#[allow(clippy::too_many_arguments)]
+fn case<Op: ScanOp>(
+    gpu: &Gpu,
+    scanner: &mut scan_runtime::Scanner<Op>,
+    rule: Segments,
+    mode: ScanMode,
+    reverse: bool,
+    n: usize,
+    kind: usize,
+    rng: &mut Rng,
+) -> Result<(), String>
+where
+    Op::Elem: TestValue,
+{
+    let tile = scanner.tile_items() as usize;
+    let stream = gpu.new_stream().map_err(|e| e.to_string())?;
+    let with_extras = kind % 2 == 1;
+    let init = if with_extras {
+        Some(random::<Op::Elem>(rng, 1)[0])
+    } else {
+        None
+    };
+    // Rows: n is rows x cols, with a stride for the strided rule.
+    let (len, segs, host_rows) = match rule {
+        Segments::Rows { strided } => {
+            let cols = [1usize, 31, 32, 33, tile - 1, tile + 1, 7, 100][kind % 8].max(1);
+            let rows = n.div_ceil(cols).max(usize::from(n > 0));
+            let stride = if strided { cols + 1 + kind % 5 } else { cols };
+            let len = if rows == 0 {
+                0
+            } else {
+                (rows - 1) * stride + cols
+            };
+            let segs: Vec<(usize, usize)> =
+                (0..rows).map(|r| (r * stride, r * stride + cols)).collect();
+            (len, segs, Some((rows as u64, cols as u64, stride as u64)))
+        }
+        _ => {
+            let st = starts(kind, n, tile, rng);
+            (n, ranges(&st, n), None)
+        }
+    };
+    let input = random::<Op::Elem>(rng, len);
+    let mut expected = input.clone();
+    let expected_total = reference::<Op>(&input, &segs, mode, reverse, init, &mut expected);
+    let starts: Vec<usize> = segs.iter().map(|&(a, _)| a).collect();
+    // The segment data of the rule.
+    let flags: Vec<u8> = {
+        let mut f: Vec<u8> = (0..len).map(|_| 0).collect();
+        for (i, x) in f.iter_mut().enumerate() {
+            // noise that is not a start: only 0 counts as "no start"
+            *x = if starts.binary_search(&i).is_ok() {
+                1 + (rng.below(255) as u8)
+            } else {
+                0
+            };
+        }
+        f
+    };
+    let seg_index = |p: usize| starts.partition_point(|&s| s <= p);
+    let mut offsets: Vec<u64> = Vec::new();
+    for &s in &starts {
+        offsets.push(s as u64);
+        if rng.below(4) == 0 {
+            offsets.push(s as u64); // an empty segment
+        }
+    }
+    if offsets.first() != Some(&0) || len == 0 {
+        offsets.insert(0, 0);
+    }
+    offsets.push(len as u64);
+    let host: HostSegments<'_>;
+    let keys_u8: Vec<u8>;
+    let keys_i32: Vec<i32>;
+    let keys_u64: Vec<u64>;
+    let offs32: Vec<u32>;
+    match rule {
+        Segments::Flags => host = HostSegments::Flags(&flags),
+        Segments::Keys(PrimType::U8) => {
+            keys_u8 = (0..len).map(|p| (seg_index(p) % 200) as u8).collect();
+            host = HostSegments::keys(&keys_u8);
+        }
+        Segments::Keys(PrimType::I32) => {
+            keys_i32 = (0..len).map(|p| -(seg_index(p) as i32) * 7).collect();
+            host = HostSegments::keys(&keys_i32);
+        }
+        Segments::Keys(_) => {
+            keys_u64 = (0..len).map(|p| (seg_index(p) as u64) << 40).collect();
+            host = HostSegments::keys(&keys_u64);
+        }
+        Segments::Offsets(OffsetWidth::U32) => {
+            offs32 = offsets.iter().map(|&o| o as u32).collect();
+            host = HostSegments::Offsets32(&offs32);
+        }
+        Segments::Offsets(OffsetWidth::U64) => host = HostSegments::Offsets64(&offsets),
+        Segments::Rows { .. } => {
+            let (rows, cols, row_stride) = host_rows.unwrap();
+            host = HostSegments::Rows {
+                rows,
+                cols,
+                row_stride,
+            };
+        }
+        Segments::None => unreachable!(),
+    }
+    if !with_extras {
+        let got = scanner
+            .scan_segmented(&input, host)
+            .map_err(|e| e.to_string())?;
+        return first_mismatch(&expected, &got);
+    }
+    // Device buffers, init and total.
+    let d_in = upload(&stream, &input);
+    let mut d_out = upload(&stream, &input);
+    let d_init = upload(&stream, &[init.unwrap()]);
+    let mut d_total = upload(&stream, &random::<Op::Elem>(rng, 1));
+    let d_flags;
+    let d_k8;
+    let d_k32;
+    let d_k64;
+    let d_o32;
+    let d_o64;
+    let segments = match host {
+        HostSegments::Flags(f) => {
+            d_flags = upload(&stream, f);
+            DeviceSegments::flags(&d_flags)
+        }
+        HostSegments::Keys(scan_runtime::HostKeys::U8(k)) => {
+            d_k8 = upload(&stream, k);
+            DeviceSegments::keys(&d_k8)
+        }
+        HostSegments::Keys(scan_runtime::HostKeys::I32(k)) => {
+            d_k32 = upload(&stream, k);
+            DeviceSegments::keys(&d_k32)
+        }
+        HostSegments::Keys(scan_runtime::HostKeys::U64(k)) => {
+            d_k64 = upload(&stream, k);
+            DeviceSegments::keys(&d_k64)
+        }
+        HostSegments::Keys(_) => unreachable!(),
+        HostSegments::Offsets32(o) => {
+            d_o32 = upload(&stream, o);
+            DeviceSegments::offsets(&d_o32)
+        }
+        HostSegments::Offsets64(o) => {
+            d_o64 = upload(&stream, o);
+            DeviceSegments::offsets(&d_o64)
+        }
+        HostSegments::Rows {
+            rows,
+            cols,
+            row_stride,
+        } => DeviceSegments::rows(rows, cols, row_stride),
+    };
+    let ex = ScanExtras::new()
+        .init(&d_init)
+        .total(&mut d_total)
+        .segments(segments);
+    scanner
+        .scan_device_with(&stream, &d_in, &mut d_out, ex)
+        .map_err(|e| e.to_string())?;
+    first_mismatch(&expected, &download(&stream, &d_out, &input))?;
+    let got = download(&stream, &d_total, &[expected_total])[0];
+    if !Op::Elem::same(got, expected_total) {
+        return Err(format!("total {got:?}, expected {expected_total:?}"));
+    }
+    Ok(())
+}
+
+fn rules() -> Vec<Segments> {
+    vec![
+        Segments::Flags,
+        Segments::Keys(PrimType::U8),
+        Segments::Keys(PrimType::I32),
+        Segments::Keys(PrimType::U64),
+        Segments::Offsets(OffsetWidth::U32),
+        Segments::Offsets(OffsetWidth::U64),
+        Segments::Rows { strided: false },
+        Segments::Rows { strided: true },
+    ]
+}
+
+struct Tally {
+    passed: usize,
+    failed: Vec<String>,
+}
+
+fn matrix<Op: ScanOp>(gpu: &Gpu, label: &str, sizes_cut: usize, tally: &Mutex<Tally>)
+where
+    Op::Elem: TestValue,
+{
+    std::thread::scope(|scope| {
+        for rule in rules() {
+            for reverse in [false, true] {
+                for mode in ScanMode::ALL {
+                    scope.spawn(move || {
+                        let mut opts = ScanOptions::default().segmented(rule);
+                        opts.mode = mode;
+                        if reverse {
+                            opts = opts.reverse();
+                        }
+                        let dir = if reverse { "reverse" } else { "forward" };
+                        let mut rng = Rng::new(&format!("{label} {rule} {dir} {mode}"));
+                        let mut scanner = match gpu.scanner::<Op>(opts) {
+                            Ok(s) => s,
+                            Err(e) => {
+                                let mut t = tally.lock().unwrap();
+                                t.failed
+                                    .push(format!("{label} {rule} {dir} {mode}: build: {e}"));
+                                return;
+                            }
+                        };
+                        let tile = scanner.tile_items() as usize;
+                        let sizes = [
+                            0,
+                            1,
+                            31,
+                            32,
+                            33,
+                            tile - 1,
+                            tile,
+                            tile + 1,
+                            997,
+                            65_537,
+                            40 * tile + 3,
+                        ];
+                        for (i, &n) in sizes.iter().enumerate().take(sizes.len() - sizes_cut) {
+                            for kind in [i, i + 1, i + 2] {
+                                let name = format!("{label} {rule} {dir} {mode} n={n} kind={kind}");
+                                let r = case::<Op>(
+                                    gpu,
+                                    &mut scanner,
+                                    rule,
+                                    mode,
+                                    reverse,
+                                    n,
+                                    kind,
+                                    &mut rng,
+                                );
+                                let mut t = tally.lock().unwrap();
+                                match r {
+                                    Ok(()) => t.passed += 1,
+                                    Err(why) => {
+                                        println!("FAIL {name}: {why}");
+                                        t.failed.push(name);
+                                    }
+                                }
+                            }
+                        }
+                    });
+                }
+            }
+        }
+    });
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn segmented_scans_for_every_rule_direction_mode_and_op() {
+    let gpu = gpu();
+    let tally = Mutex::new(Tally {
+        passed: 0,
+        failed: Vec::new(),
+    });
+    matrix::<Add<u32>>(&gpu, "add u32", 0, &tally);
+    matrix::<Compose>(&gpu, "compose Affine", 0, &tally);
+    matrix::<LastOfRun>(&gpu, "last_of_run Tally", 1, &tally);
+    matrix::<MatMul>(&gpu, "matmul Mat2", 1, &tally);
+    let t = tally.into_inner().unwrap();
+    println!(
+        "variants (segmented): {} cases passed, {} failed",
+        t.passed,
+        t.failed.len()
+    );
+    assert!(t.failed.is_empty(), "{:?}", t.failed);
+}
+
+/// The reverse flat scan on every algorithm, with and without init/total.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn reverse_scans_on_every_algorithm() {
+    let gpu = gpu();
+    let (mut passed, mut failed) = (0usize, Vec::new());
+    fn run<Op: ScanOp>(gpu: &Gpu, label: &str, passed: &mut usize, failed: &mut Vec<String>)
+    where
+        Op::Elem: TestValue,
+    {
+        let mut rng = Rng::new(label);
+        for algorithm in Algorithm::ALL {
+            for mode in ScanMode::ALL {
+                let mut opts = ScanOptions::default().algorithm(algorithm).reverse();
+                opts.mode = mode;
+                let mut scanner = gpu.scanner::<Op>(opts).expect("build");
+                let tile = scanner.tile_items() as usize;
+                for n in [
+                    0,
+                    1,
+                    31,
+                    32,
+                    33,
+                    tile - 1,
+                    tile,
+                    tile + 1,
+                    997,
+                    65_537,
+                    40 * tile + 3,
+                ] {
+                    let input = random::<Op::Elem>(&mut rng, n);
+                    let init = random::<Op::Elem>(&mut rng, 1)[0];
+                    let mut expected = input.clone();
+                    let total =
+                        reference::<Op>(&input, &[(0, n)], mode, true, Some(init), &mut expected);
+                    let name = format!("{label} {algorithm} {mode} n={n}");
+                    let r = scanner
+                        .scan_with_init(&input, init)
+                        .map_err(|e| e.to_string())
+                        .and_then(|(got, t)| {
+                            first_mismatch(&expected, &got)?;
+                            if n > 0 && !Op::Elem::same(t, total) {
+                                return Err(format!("total {t:?}, expected {total:?}"));
+                            }
+                            let mut plain = input.clone();
+                            reference::<Op>(&input, &[(0, n)], mode, true, None, &mut plain);
+                            first_mismatch(
+                                &plain,
+                                &scanner.scan(&input).map_err(|e| e.to_string())?,
+                            )
+                        });
+                    match r {
+                        Ok(()) => *passed += 1,
+                        Err(why) => {
+                            println!("FAIL {name}: {why}");
+                            failed.push(name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    run::<Add<u32>>(&gpu, "add u32", &mut passed, &mut failed);
+    run::<Max<i64>>(&gpu, "max i64", &mut passed, &mut failed);
+    run::<Compose>(&gpu, "compose Affine", &mut passed, &mut failed);
+    run::<MatMul>(&gpu, "matmul Mat2", &mut passed, &mut failed);
+    println!(
+        "variants (reverse): {passed} cases passed, {} failed",
+        failed.len()
+    );
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+/// One segment of 2^31 + 17 `u8`s (wrapping sums), given by offsets [0, n], and flags at the
+/// same places: 64-bit positions end to end.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn a_segment_longer_than_2_pow_31() {
+    let gpu = gpu();
+    let n: usize = (1 << 31) + 17;
+    let mut rng = Rng::new("huge");
+    let input: Vec<u8> = (0..n).map(|_| rng.below(256) as u8).collect();
+    let mut expected = input.clone();
+    let mut acc = 0u8;
+    for x in expected.iter_mut() {
+        acc = acc.wrapping_add(*x);
+        *x = acc;
+    }
+    let mut scanner = gpu
+        .scanner::<Add<u8>>(ScanOptions::default().segmented(Segments::Offsets(OffsetWidth::U64)))
+        .expect("build");
+    let got = scanner
+        .scan_segmented(&input, HostSegments::Offsets64(&[0, n as u64]))
+        .expect("scan");
+    first_mismatch(&expected, &got).unwrap();
+    // Two segments, the second starting past 2^31.
+    let cut = (1u64 << 31) + 5;
+    let got = scanner
+        .scan_segmented(&input, HostSegments::Offsets64(&[0, cut, n as u64]))
+        .expect("scan");
+    let mut acc = 0u8;
+    for (p, x) in input.iter().enumerate() {
+        if p as u64 == cut {
+            acc = 0;
+        }
+        acc = acc.wrapping_add(*x);
+        assert_eq!(got[p], acc, "position {p}");
+    }
+    println!("variants (huge): 2 cases passed, 0 failed");
+}
+
+/// Bad segment data is a typed error before any launch.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn bad_segment_data_is_a_typed_error() {
+    let gpu = gpu();
+    let mut by_offsets = gpu
+        .scanner::<Add<u32>>(ScanOptions::default().segmented(Segments::Offsets(OffsetWidth::U32)))
+        .unwrap();
+    let data = [1u32, 2, 3, 4];
+    let e = by_offsets
+        .scan_segmented(&data, HostSegments::Offsets32(&[0, 3, 2, 4]))
+        .unwrap_err();
+    assert!(matches!(e, ScanError::BadOffsets { index: 2, .. }), "{e}");
+    let e = by_offsets
+        .scan_segmented(&data, HostSegments::Offsets32(&[0, 5]))
+        .unwrap_err();
+    assert!(matches!(e, ScanError::BadOffsets { .. }), "{e}");
+    let e = by_offsets
+        .scan_segmented(&data, HostSegments::Flags(&[1, 0, 0, 0]))
+        .unwrap_err();
+    assert!(matches!(e, ScanError::SegmentsMismatch { .. }), "{e}");
+    assert!(by_offsets.scan(&data).is_err());
+    let mut by_keys = gpu
+        .scanner::<Add<u32>>(ScanOptions::default().segmented(Segments::Keys(PrimType::U32)))
+        .unwrap();
+    let e = by_keys
+        .scan_segmented(&data, HostSegments::keys(&[1u32, 1, 2]))
+        .unwrap_err();
+    assert!(matches!(e, ScanError::SegmentLength { .. }), "{e}");
+    let mut rows = gpu
+        .scanner::<Add<u32>>(ScanOptions::default().segmented(Segments::Rows { strided: true }))
+        .unwrap();
+    let e = rows
+        .scan_segmented(
+            &data,
+            HostSegments::Rows {
+                rows: 2,
+                cols: 3,
+                row_stride: 2,
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(e, ScanError::BadRows { .. }), "{e}");
+    let e = rows
+        .scan_segmented(
+            &data,
+            HostSegments::Rows {
+                rows: 2,
+                cols: 2,
+                row_stride: 3,
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(e, ScanError::BadRows { .. }), "{e}");
+    let e = gpu
+        .scanner::<Add<u32>>(
+            ScanOptions::default()
+                .algorithm(Algorithm::Blelloch)
+                .segmented(Segments::Flags),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("single-pass"), "{e}");
+    println!("variants (errors): 8 cases passed, 0 failed");
+}

@@ -1,0 +1,297 @@
+//! `scangen bench --variants`: batched rows, by-key, by-flags, by-offsets and reverse scans,
+//! each timed (CUDA events, median) beside a device copy that moves the same bytes in the same
+//! run: every byte the scan reads and writes counts (values in and out, keys, flags, offsets),
+//! and the copy moves half of them in and half out.
+
+use super::gpu::sample_buffer;
+use super::report::median;
+use super::sample::Sample;
+use super::BenchArgs;
+use crate::cli::typed_ops::AffineCompose;
+use scan_core::PrimType;
+use scangen::builtin::Add;
+use scangen::runtime::cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr};
+use scangen::runtime::{
+    DeviceSegments, Gpu, OffsetWidth, ScanError, ScanExtras, ScanOptions, Scanner, Segments,
+};
+use scangen::ScanOp;
+use std::sync::Arc;
+
+/// One measured case.
+pub struct VariantRow {
+    pub case: String,
+    pub ty: String,
+    pub bytes: u64,
+    pub scan_ms: f64,
+    pub copy_ms: f64,
+}
+
+/// The rows x cols shapes of the segmented issue's table (2^28 elements in all at log2n 28).
+fn row_shapes(log2n: u32) -> Vec<(u64, u64)> {
+    [0u32, 4, 8, 14, 20, 24]
+        .iter()
+        .filter(|&&r| r <= log2n)
+        .map(|&r| (1u64 << r, 1u64 << (log2n - r)))
+        .collect()
+}
+
+pub fn run(
+    args: &BenchArgs,
+    log2n: u32,
+) -> Result<(String, Vec<VariantRow>), Box<dyn std::error::Error>> {
+    let gpu = Gpu::new(0)?;
+    // Event tracking would be timed as part of each scan (see gpu.rs).
+    unsafe { gpu.context().disable_event_tracking() };
+    let stream = gpu.new_stream()?;
+    let n = 1u64 << log2n;
+    let mut rows = Vec::new();
+    let mut ctx = Bench {
+        gpu: &gpu,
+        stream: &stream,
+        warmup: args.warmup,
+        reps: args.reps,
+        copy_src: None,
+        copy_dst: None,
+    };
+    ctx.types::<Add<i32>>("i32", n, &mut rows)?;
+    ctx.types::<Add<f32>>("f32", n, &mut rows)?;
+    ctx.types::<AffineCompose>("affine (8 B)", n, &mut rows)?;
+    Ok((gpu.backend_name(), rows))
+}
+
+struct Bench<'a> {
+    gpu: &'a Gpu,
+    stream: &'a Arc<CudaStream>,
+    warmup: usize,
+    reps: usize,
+    copy_src: Option<CudaSlice<u8>>,
+    copy_dst: Option<CudaSlice<u8>>,
+}
+
+impl Bench<'_> {
+    fn types<O: ScanOp>(
+        &mut self,
+        ty: &str,
+        n: u64,
+        rows: &mut Vec<VariantRow>,
+    ) -> Result<(), Box<dyn std::error::Error>>
+    where
+        O::Elem: Sample + DeviceRepr,
+    {
+        let elem = std::mem::size_of::<O::Elem>() as u64;
+        let input: CudaSlice<O::Elem> = sample_buffer(self.stream, n)?;
+        let mut output: CudaSlice<O::Elem> = sample_buffer(self.stream, n)?;
+        let values = 2 * n * elem;
+        let mut push = |case: String, bytes: u64, (scan_ms, copy_ms): (f64, f64)| {
+            rows.push(VariantRow {
+                case,
+                ty: ty.into(),
+                bytes,
+                scan_ms,
+                copy_ms,
+            })
+        };
+
+        // Flat forward and reverse, for reference.
+        for (name, opts) in [
+            ("flat", ScanOptions::default()),
+            ("reverse", ScanOptions::default().reverse()),
+        ] {
+            let mut s = self.gpu.scanner::<O>(opts)?;
+            let t = self.time::<O>(&mut s, &input, &mut output, values, || ScanExtras::new())?;
+            push(name.into(), values, t);
+        }
+
+        // Batched rows (cumsum(dim=-1)).
+        let mut by_rows = self
+            .gpu
+            .scanner::<O>(ScanOptions::default().segmented(Segments::Rows { strided: false }))?;
+        for (r, c) in row_shapes(n.trailing_zeros()) {
+            let t = self.time::<O>(&mut by_rows, &input, &mut output, values, || {
+                ScanExtras::new().segments(DeviceSegments::rows(r, c, c))
+            })?;
+            push(format!("rows {r} x {c}"), values, t);
+        }
+
+        // By key (i32 keys, runs of random length, mean 64) and by flags at the same heads.
+        let heads = random_heads(n, 64);
+        let keys: Vec<i32> = {
+            let mut k = 0i32;
+            heads
+                .iter()
+                .map(|&h| {
+                    k = k.wrapping_add(h as i32);
+                    k
+                })
+                .collect()
+        };
+        let d_keys = self
+            .stream
+            .clone_htod(&keys)
+            .map_err(|e| driver("keys", e))?;
+        let d_flags = self
+            .stream
+            .clone_htod(&heads)
+            .map_err(|e| driver("flags", e))?;
+        let mut by_key = self
+            .gpu
+            .scanner::<O>(ScanOptions::default().segmented(Segments::Keys(PrimType::I32)))?;
+        let bytes = values + 4 * n;
+        let t = self.time::<O>(&mut by_key, &input, &mut output, bytes, || {
+            ScanExtras::new().segments(DeviceSegments::keys(&d_keys))
+        })?;
+        push("by key (i32 keys, mean run 64)".into(), bytes, t);
+        let mut by_flags = self
+            .gpu
+            .scanner::<O>(ScanOptions::default().segmented(Segments::Flags))?;
+        let bytes = values + n;
+        let t = self.time::<O>(&mut by_flags, &input, &mut output, bytes, || {
+            ScanExtras::new().segments(DeviceSegments::flags(&d_flags))
+        })?;
+        push("by flags (u8, mean run 64)".into(), bytes, t);
+        drop((d_keys, d_flags));
+
+        // By offsets: 2^10 .. 2^24 segments of random lengths.
+        let mut by_offsets = self
+            .gpu
+            .scanner::<O>(ScanOptions::default().segmented(Segments::Offsets(OffsetWidth::U64)))?;
+        for log_m in [10u32, 14, 18, 22, 24] {
+            let m = 1u64 << log_m;
+            if m >= n {
+                continue;
+            }
+            let offsets = random_offsets(n, m);
+            let d_off = self
+                .stream
+                .clone_htod(&offsets)
+                .map_err(|e| driver("offsets", e))?;
+            let bytes = values + 8 * offsets.len() as u64;
+            let t = self.time::<O>(&mut by_offsets, &input, &mut output, bytes, || {
+                ScanExtras::new().segments(DeviceSegments::offsets(&d_off))
+            })?;
+            push(format!("offsets, 2^{log_m} segments"), bytes, t);
+        }
+        Ok(())
+    }
+
+    /// Median ms of the scan and of a copy of `bytes / 2` bytes, alternating.
+    fn time<'e, O: ScanOp>(
+        &mut self,
+        scanner: &mut Scanner<O>,
+        input: &CudaSlice<O::Elem>,
+        output: &mut CudaSlice<O::Elem>,
+        bytes: u64,
+        extras: impl Fn() -> ScanExtras<'e, O::Elem>,
+    ) -> Result<(f64, f64), ScanError>
+    where
+        O::Elem: DeviceRepr,
+    {
+        let half = (bytes / 2) as usize;
+        let have = self.copy_src.as_ref().map_or(0, |b| b.len());
+        if have < half {
+            self.copy_src = None;
+            self.copy_dst = None;
+            self.copy_src = Some(
+                self.stream
+                    .alloc_zeros(half)
+                    .map_err(|e| driver("copy", e))?,
+            );
+            self.copy_dst = Some(
+                self.stream
+                    .alloc_zeros(half)
+                    .map_err(|e| driver("copy", e))?,
+            );
+        }
+        let stream = self.stream.clone();
+        let src = self.copy_src.as_ref().unwrap().slice(0..half);
+        let mut dst = self.copy_dst.as_mut().unwrap().slice_mut(0..half);
+        for _ in 0..self.warmup {
+            scanner.scan_device_with(&stream, input, output, extras())?;
+        }
+        let (mut scan_ms, mut copy_ms) = (Vec::new(), Vec::new());
+        for _ in 0..self.reps.max(1) {
+            scan_ms.push(time(&stream, || {
+                scanner.scan_device_with(&stream, input, output, extras())
+            })?);
+            copy_ms.push(time(&stream, || {
+                stream
+                    .memcpy_dtod(&src, &mut dst)
+                    .map_err(|e| driver("device copy", e))
+            })?);
+        }
+        Ok((median(&mut scan_ms), median(&mut copy_ms)))
+    }
+}
+
+/// 1 where a run starts (runs of 1 to 2 * mean - 1 elements), else 0; element 0 starts one.
+fn random_heads(n: u64, mean: u64) -> Vec<u8> {
+    let mut heads = vec![0u8; n as usize];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut p = 0u64;
+    while p < n {
+        heads[p as usize] = 1;
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        p += 1 + state % (2 * mean - 1);
+    }
+    heads
+}
+
+/// `m` segments of random lengths covering [0, n): m + 1 ascending offsets from 0 to n.
+fn random_offsets(n: u64, m: u64) -> Vec<u64> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ m;
+    let mut cuts: Vec<u64> = (1..m)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % (n + 1)
+        })
+        .collect();
+    cuts.sort_unstable();
+    let mut offsets = Vec::with_capacity(m as usize + 1);
+    offsets.push(0);
+    offsets.extend(cuts);
+    offsets.push(n);
+    offsets
+}
+
+pub fn to_table(rows: &[VariantRow]) -> String {
+    let mut out = String::from(
+        "| case | type | bytes moved | scan ms | copy ms | fraction of copy |\n|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {:.2} GB | {:.3} | {:.3} | {:.3} |\n",
+            r.case,
+            r.ty,
+            r.bytes as f64 / 1e9,
+            r.scan_ms,
+            r.copy_ms,
+            r.copy_ms / r.scan_ms
+        ));
+    }
+    out
+}
+
+fn time(
+    stream: &Arc<CudaStream>,
+    work: impl FnOnce() -> Result<(), ScanError>,
+) -> Result<f64, ScanError> {
+    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let start = stream
+        .record_event(flags)
+        .map_err(|e| driver("recording a timing event", e))?;
+    work()?;
+    let end = stream
+        .record_event(flags)
+        .map_err(|e| driver("recording a timing event", e))?;
+    Ok(start
+        .elapsed_ms(&end)
+        .map_err(|e| driver("reading a timing event", e))? as f64)
+}
+
+fn driver(step: &'static str, source: scangen::runtime::cudarc::driver::DriverError) -> ScanError {
+    ScanError::Driver { step, source }
+}
