@@ -98,6 +98,8 @@ for entry in "${GPU_BINARIES[@]}"; do
 done
 
 # The CUB baseline source (built there with nvcc, beside `scangen bench`), when shared/ is here.
+# Peers of `scangen bench --variants` (CUB by key, torch/cupy rows), compiled/run there.
+mkdir -p "$bundle/peers" && cp "$root"/bench/peers/* "$bundle/peers/"
 for cub in "$root/../shared/bench/cub_scan.cu" "$root/shared/bench/cub_scan.cu"; do
   if [ -f "$cub" ]; then
     mkdir -p "$bundle/cub" && cp "$cub" "$bundle/cub/"

@@ -98,11 +98,15 @@ fn scans_of_bool_array_and_nested_elements_match_the_cpu() {
     {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let input: Vec<Op::Elem> = (0..200_003).map(|_| sample(&mut rng)).collect();
-        let mut expected = Vec::with_capacity(input.len());
-        let mut acc = Op::identity();
+        // An inclusive scan: out[0] is in[0] itself (a scan never combines the identity in,
+        // and ForwardFill's identity is one only up to the value of an invalid reading).
+        let mut expected: Vec<Op::Elem> = Vec::with_capacity(input.len());
         for x in &input {
-            acc = Op::combine(acc, *x);
-            expected.push(acc);
+            let next = match expected.last() {
+                Some(&acc) => Op::combine(acc, *x),
+                None => *x,
+            };
+            expected.push(next);
         }
         for algorithm in scangen::Algorithm::ALL {
             let mut scanner = auto::<Op>(ScanOptions::default().algorithm(algorithm)).expect(GPU);

@@ -73,9 +73,12 @@ fn nvrtc_compile(source: &str, name: &str, sm: u32) -> Result<(String, String), 
     let cname = CString::new(format!("{name}.cu")).unwrap();
     let prog = result::create_program(&src, Some(&cname))
         .map_err(|e| format!("nvrtcCreateProgram: {e:?}"))?;
+    // The runtime's options (scan-runtime's compile_options), with a virtual architecture so
+    // ptxas can be run on the PTX.
     let options = [
         format!("--gpu-architecture=compute_{sm}"),
         "--std=c++17".to_string(),
+        "--fmad=false".to_string(),
     ];
     // SAFETY: prog is a live program; it is destroyed exactly once below.
     let compiled = unsafe { result::compile_program(prog, &options) };

@@ -90,8 +90,15 @@ pub fn nvrtc_version() -> Result<(i32, i32), ScanError> {
 }
 
 /// The NVRTC options used for compute capability `sm` (e.g. 90).
+///
+/// `--fmad=false`: a multiply and an add stay two IEEE operations, as in the Rust the operator
+/// was written in (contracted, they overflow differently: docs/operator-language.md).
 pub fn compile_options(sm: u32) -> Vec<String> {
-    vec!["--std=c++17".into(), format!("--gpu-architecture=sm_{sm}")]
+    vec![
+        "--std=c++17".into(),
+        format!("--gpu-architecture=sm_{sm}"),
+        "--fmad=false".into(),
+    ]
 }
 
 /// The compiler a kernel image comes from, as the disk cache records it in each entry and checks

@@ -484,6 +484,23 @@ where
         }
     }
 
+    /// [`ScanError::SegmentsMismatch`] unless data for `given` fits the scanner's rule (a
+    /// strided-rows kernel also runs contiguous rows).
+    fn check_rule(&self, given: Segments) -> Result<(), ScanError> {
+        let built = self.variant().segments;
+        let fits = given == built
+            || (built == Segments::Rows { strided: true }
+                && given == Segments::Rows { strided: false });
+        if fits {
+            return Ok(());
+        }
+        Err(ScanError::SegmentsMismatch {
+            scanner: built.to_string(),
+            given: given.to_string(),
+            given_rule: format!("{given:?}"),
+        })
+    }
+
     /// Checks segment data against the scanner's rule and `len` (the buffers' length); returns
     /// the number of elements the scan covers (rows x cols for rows, else `len`).
     fn check_segments(
@@ -491,18 +508,7 @@ where
         segments: Option<&DeviceSegments<'_>>,
         len: u64,
     ) -> Result<u64, ScanError> {
-        let built = self.variant().segments;
-        let given = segments.map_or(Segments::None, |s| s.rule);
-        let fits = given == built
-            || (built == Segments::Rows { strided: true }
-                && given == Segments::Rows { strided: false });
-        if !fits {
-            return Err(ScanError::SegmentsMismatch {
-                scanner: built.to_string(),
-                given: given.to_string(),
-                given_rule: format!("{given:?}"),
-            });
-        }
+        self.check_rule(segments.map_or(Segments::None, |s| s.rule))?;
         let Some(s) = segments else {
             return Ok(len);
         };
@@ -555,13 +561,8 @@ where
         }
         let mut result = input.to_vec();
         if n == 0 {
-            // Still a mismatch error for a scanner of another rule.
-            let probe = DeviceSegments::rows(0, 0, 0);
-            let probe = DeviceSegments {
-                rule: segments.rule(),
-                ..probe
-            };
-            self.check_segments(Some(&probe), 0)?;
+            // Nothing to launch; still an error for a scanner of another rule.
+            self.check_rule(segments.rule())?;
             return Ok(result);
         }
         let stream = self.gpu.default_stream();

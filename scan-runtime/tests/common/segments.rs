@@ -48,7 +48,7 @@ pub fn starts(kind: usize, n: usize, tile: usize, rng: &mut Rng) -> Vec<usize> {
 }
 
 /// The plain reference: each segment [a, b) scanned on its own in the scan's direction, from
-/// `init` (or the identity).
+/// `init` (or the identity); returns the total of the last segment in scan order.
 pub fn reference<Op: ScanOp>(
     input: &[Op::Elem],
     segments: &[(usize, usize)],
@@ -57,8 +57,14 @@ pub fn reference<Op: ScanOp>(
     init: Option<Op::Elem>,
     out: &mut [Op::Elem],
 ) -> Op::Elem {
+    // The total is the last segment's in scan order: the first by position when reversed.
     let mut last_total = init.unwrap_or_else(Op::identity);
-    for &(a, b) in segments {
+    let in_scan_order: Vec<(usize, usize)> = if reverse {
+        segments.iter().rev().copied().collect()
+    } else {
+        segments.to_vec()
+    };
+    for &(a, b) in &in_scan_order {
         let order: Vec<usize> = if reverse {
             (a..b).rev().collect()
         } else {

@@ -86,7 +86,12 @@ pub fn run(args: BenchArgs) -> CliResult {
         .map(|a| Algorithm::from_name(a).ok_or_else(|| format!("unknown algorithm `{a}`")))
         .collect::<Result<_, _>>()?;
     if args.variants {
-        let log2n = match parse_sizes(&args.sizes)?.first() {
+        let sizes = if args.sizes.is_empty() {
+            Vec::new()
+        } else {
+            parse_sizes(&args.sizes)?
+        };
+        let log2n = match sizes.first() {
             Some(&n) if n.is_power_of_two() => n.trailing_zeros(),
             Some(&n) => return Err(format!("--variants takes a power of two size, not {n}").into()),
             None => 28,
