@@ -77,8 +77,13 @@ pub fn variant_shared_bytes(
 ) -> u64 {
     let grow = (scanned_size - elem_size) as u64;
     let block = u64::from(policy.block_threads / 32 + 2) * grow;
+    let tile = u64::from(policy.tile_items());
+    // Keys and flags are staged in shared memory, one padding element per 128 bytes.
+    let staged = |size: u64| (tile + tile / (128 / size) + 1) * size + size;
     let heads = match variant.segments {
-        crate::Segments::Offsets(_) => u64::from(policy.tile_items()).div_ceil(32) * 4 + 16,
+        crate::Segments::Offsets(_) => tile.div_ceil(32) * 4 + 16,
+        crate::Segments::Keys(k) => staged(k.size() as u64),
+        crate::Segments::Flags => staged(1),
         _ => 0,
     };
     block + heads

@@ -214,6 +214,16 @@ impl TuningPolicy {
         if matches!(variant.segments, crate::Segments::Rows { strided: true }) {
             policy.l2_prefetch_tiles = 0;
         }
+        // Staged keys (8-byte ones beside 8-byte values) can outgrow the static shared-memory
+        // limit: halve the items until the tile fits.
+        let fits = |p: &TuningPolicy| {
+            crate::layout::static_shared_bytes(p, algorithm, elem_size, elem_align)
+                + crate::layout::variant_shared_bytes(p, variant, elem_size, scanned)
+                <= Self::MAX_STATIC_SHARED_BYTES
+        };
+        while !fits(&policy) && policy.items_per_thread > 1 {
+            policy.items_per_thread /= 2;
+        }
         policy
     }
 
