@@ -31,7 +31,9 @@ mod extras;
 mod gpu;
 pub mod launch_plan;
 mod options;
+mod reduce;
 mod scanner;
+pub mod sharded;
 mod workspace;
 
 pub use auto::{auto, AnyScanner, Scan};
@@ -41,7 +43,12 @@ pub use error::ScanError;
 pub use extras::ScanExtras;
 pub use gpu::{driver_available, Gpu};
 pub use options::ScanOptions;
+pub use reduce::Reducer;
 pub use scanner::Scanner;
+pub use sharded::{
+    scan_sharded_cpu, DeviceShardExchange, ShardError, ShardExchange, ShardedScanner,
+    ThreadExchange,
+};
 
 /// cudarc, re-exported: device buffers and streams (`cudarc::driver::{CudaSlice, CudaStream}`)
 /// and the `DeviceRepr` trait element types implement.
