@@ -22,13 +22,15 @@ fn random<T: TestValue>(rng: &mut Rng, n: usize) -> Vec<T> {
         .collect()
 }
 
+type RankResult<T> = Result<(Vec<T>, T), ShardError>;
+
 /// Runs one sharded scan with `shards.len()` thread ranks; returns each rank's result or error.
 fn run_ranks<Op: ScanOp>(
     shards: &[Vec<Op::Elem>],
     modes: &[ScanMode],
     timeout: Duration,
     fail_before: Option<usize>,
-) -> Vec<Result<(Vec<Op::Elem>, Op::Elem), ShardError>> {
+) -> Vec<RankResult<Op::Elem>> {
     let exchanges = ThreadExchange::group_with_timeout(shards.len(), timeout);
     std::thread::scope(|s| {
         let handles: Vec<_> = exchanges
