@@ -645,6 +645,9 @@ pub fn all_gpus() -> Result<Vec<Gpu>, ShardError> {
     let count = cudarc::driver::CudaContext::device_count()
         .map_err(driver("counting devices"))?
         .max(0) as usize;
+    if count == 0 {
+        return Err(crate::ScanError::NoDevice { ordinal: 0, count }.into());
+    }
     (0..count)
         .map(|i| Gpu::new(i).map_err(ShardError::from))
         .collect()
