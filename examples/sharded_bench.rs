@@ -64,8 +64,8 @@ mod bench {
     use scangen::runtime::cudarc::driver::{
         CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
     };
-    use scangen::runtime::sharded::nccl::{all_gpus, scan_all, NcclExchange};
-    use scangen::runtime::{Gpu, ScanOptions, ShardError, ShardedScanner};
+    use scangen::runtime::sharded::nccl::{all_gpus, scan_all, scanners_for_devices};
+    use scangen::runtime::{Gpu, ScanOptions};
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -107,12 +107,8 @@ mod bench {
     where
         Op::Elem: DeviceRepr + ValidAsZeroBits,
     {
-        let exchanges = NcclExchange::for_devices(gpus, Duration::from_secs(120))?;
-        let mut ranks = gpus
-            .iter()
-            .zip(exchanges)
-            .map(|(g, x)| ShardedScanner::<Op, _>::new(g, ScanOptions::default(), x))
-            .collect::<Result<Vec<_>, ShardError>>()?;
+        let mut ranks =
+            scanners_for_devices::<Op>(gpus, ScanOptions::default(), Duration::from_secs(120))?;
         let streams = gpus
             .iter()
             .map(|g| g.new_stream())

@@ -96,18 +96,15 @@ fn cpu_threads(size: usize) -> Result<(), Box<dyn std::error::Error>> {
 
 #[cfg(feature = "nccl")]
 fn gpus_over_nccl() -> Result<(), scangen::runtime::ShardError> {
-    use scangen::runtime::sharded::nccl::{all_gpus, scan_all, NcclExchange};
-    use scangen::runtime::{ScanOptions, ShardedScanner};
+    use scangen::runtime::sharded::nccl::{all_gpus, scan_all, scanners_for_devices};
+    use scangen::runtime::ScanOptions;
 
     let gpus = all_gpus()?;
-    let exchanges = NcclExchange::for_devices(&gpus, std::time::Duration::from_secs(60))?;
-    let mut ranks = gpus
-        .iter()
-        .zip(exchanges)
-        .map(|(gpu, x)| {
-            ShardedScanner::<Compose, _>::new(gpu, ScanOptions::default().exclusive(), x)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut ranks = scanners_for_devices::<Compose>(
+        &gpus,
+        ScanOptions::default().exclusive(),
+        std::time::Duration::from_secs(60),
+    )?;
     let shards: Vec<Vec<Affine>> = (0..gpus.len()).map(shard).collect();
     let expected = reference(&shards, ScanMode::Exclusive);
     let streams = gpus

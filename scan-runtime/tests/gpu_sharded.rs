@@ -267,7 +267,9 @@ fn thread_ranks_with_mismatched_modes_fail_everywhere() {
 mod nccl {
     use super::*;
     use scan_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
-    use scan_runtime::sharded::nccl::{all_gpus, nccl_available, scan_all, NcclExchange, NcclId};
+    use scan_runtime::sharded::nccl::{
+        all_gpus, nccl_available, scan_all, scanners_for_devices, NcclExchange, NcclId,
+    };
     use std::sync::Arc;
 
     /// Whether NCCL tests can run here (skipped loudly without libnccl, unless required).
@@ -309,15 +311,9 @@ mod nccl {
         Op::Elem: TestValue + DeviceRepr,
     {
         let gpus = all_gpus().map_err(|e| e.to_string())?;
-        let exchanges =
-            NcclExchange::for_devices(&gpus, Duration::from_secs(60)).map_err(|e| e.to_string())?;
-        let mut ranks = Vec::new();
-        for (gpu, x) in gpus.iter().zip(exchanges) {
-            ranks.push(
-                ShardedScanner::<Op, _>::new(gpu, opts(algorithm, mode), x)
-                    .map_err(|e| e.to_string())?,
-            );
-        }
+        let mut ranks =
+            scanners_for_devices::<Op>(&gpus, opts(algorithm, mode), Duration::from_secs(60))
+                .map_err(|e| e.to_string())?;
         let mut rng = Rng::new(seed);
         for case in 0..3 {
             let lens = shard_lens(gpus.len(), case);

@@ -633,6 +633,35 @@ where
     Ok(())
 }
 
+/// One process, every GPU in `gpus`: a communicator per GPU ([`NcclExchange::for_devices`]) and
+/// each rank's [`ShardedScanner`], built on one thread per GPU (building is collective: the
+/// ranks agree on the descriptor through NCCL, which needs every rank to take part at once).
+/// Then drive them from one thread with [`scan_all`], or each from its own thread.
+pub fn scanners_for_devices<Op: ScanOp>(
+    gpus: &[Gpu],
+    opts: crate::ScanOptions,
+    timeout: Duration,
+) -> Result<Vec<ShardedScanner<Op, NcclExchange>>, ShardError>
+where
+    Op::Elem: DeviceRepr,
+{
+    let exchanges = NcclExchange::for_devices(gpus, timeout)?;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = gpus
+            .iter()
+            .zip(exchanges)
+            .map(|(gpu, x)| s.spawn(move || ShardedScanner::<Op, _>::new(gpu, opts, x)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h.join() {
+                Ok(built) => built,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
+}
+
 /// [`NcclExchange::for_devices`] with [`DEFAULT_TIMEOUT`].
 pub fn for_devices(gpus: &[Gpu]) -> Result<Vec<NcclExchange>, ShardError> {
     NcclExchange::for_devices(gpus, DEFAULT_TIMEOUT)
