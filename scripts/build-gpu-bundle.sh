@@ -25,6 +25,9 @@ GPU_TESTS=(
   "-p scan-runtime --test soak"
   "-p scangen --test gpu_examples"
   "-p scangen --test gpu_operator_language"
+  # Sharded scans: thread ranks on one GPU, and NCCL over every GPU (skipped without libnccl
+  # unless SCANGEN_REQUIRE_NCCL=1).
+  "-p scan-runtime --features nccl --test gpu_sharded"
 )
 # Other executables (benchmarks, examples): "cargo build arguments|arguments to run it with".
 # Example: "--bin scangen|bench --quick"
@@ -162,6 +165,24 @@ else
   ln -s "$(readlink -f "$nvrtc")" "$shim/libnvrtc.so"
   export LD_LIBRARY_PATH="$shim:$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   echo "run-all: NVRTC $(readlink -f "$nvrtc")"
+fi
+# --- Find NCCL (sharded scans) ------------------------------------------------------------------
+# cudarc dlopens libnccl.so (not libnccl.so.2, the name in the nvidia-nccl wheel): link it in the
+# shim directory. NVLink multicast stays off on shared machines.
+export NCCL_NVLS_ENABLE=0
+if [ -n "${shim:-}" ] && command -v python3 >/dev/null 2>&1; then
+  nccl="$(python3 - <<'PY' 2>/dev/null
+import glob, os, site, sys
+roots = set(site.getsitepackages() + [site.getusersitepackages()] + sys.path)
+for r in sorted(roots):
+    for f in sorted(glob.glob(os.path.join(r, "nvidia", "nccl", "lib", "libnccl.so*"))):
+        print(f); raise SystemExit
+PY
+)"
+  if [ -n "$nccl" ]; then
+    ln -sf "$(readlink -f "$nccl")" "$shim/libnccl.so"
+    echo "run-all: NCCL $(readlink -f "$nccl")"
+  fi
 fi
 export SCANGEN_CACHE_DIR="${SCANGEN_CACHE_DIR:-$here/cache}"
 # NVRTC tests must not skip here.

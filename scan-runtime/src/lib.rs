@@ -32,8 +32,10 @@ mod extras;
 mod gpu;
 pub mod launch_plan;
 mod options;
+mod reduce;
 mod scanner;
 mod segments;
+pub mod sharded;
 mod workspace;
 
 pub use auto::{auto, AnyScanner, Scan};
@@ -43,8 +45,13 @@ pub use error::ScanError;
 pub use extras::ScanExtras;
 pub use gpu::{driver_available, Gpu};
 pub use options::ScanOptions;
+pub use reduce::Reducer;
 pub use scanner::Scanner;
 pub use segments::{DeviceSegments, HostKeys, HostSegments, SegmentKey, SegmentOffset};
+pub use sharded::{
+    scan_sharded_cpu, DeviceShardExchange, ShardError, ShardExchange, ShardedScanner,
+    ThreadExchange,
+};
 
 /// cudarc, re-exported: device buffers and streams (`cudarc::driver::{CudaSlice, CudaStream}`)
 /// and the `DeviceRepr` trait element types implement.
