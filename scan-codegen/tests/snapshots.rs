@@ -41,3 +41,46 @@ fn struct_op() {
     let op = common::affine_f32();
     check(&op, op.element.c_name());
 }
+
+/// Every scan shape (reverse; flags, keys, offsets, rows, strided rows; each reversed), inclusive
+/// and exclusive, for an i32 sum and the non-commutative affine struct; hierarchical where the
+/// variant allows (reverse). Named `<op>__<type>__<algo>__<mode>__<variant>`.
+#[test]
+fn variants() {
+    use scan_codegen::{generate_variant, TuningPolicy};
+    for (op, ty) in [
+        (BuiltinOp::Add.spec(PrimType::I32).unwrap(), "i32".to_string()),
+        {
+            let a = common::affine_f32();
+            let name = a.element.c_name().to_string();
+            (a, name)
+        },
+    ] {
+        for variant in common::variants() {
+            for algorithm in Algorithm::ALL {
+                if variant.supported_by(algorithm).is_err() {
+                    continue;
+                }
+                for mode in ScanMode::ALL {
+                    let policy = TuningPolicy::for_variant(
+                        90,
+                        algorithm,
+                        op.element.size(),
+                        op.element.align(),
+                        variant,
+                    );
+                    let generated =
+                        generate_variant(&op, algorithm, mode, variant, policy).expect("generates");
+                    insta::assert_snapshot!(
+                        format!(
+                            "{}{}",
+                            snapshot_name(&op.name, &ty, algorithm, mode),
+                            variant.name_suffix()
+                        ),
+                        snapshot_source(&generated.source)
+                    );
+                }
+            }
+        }
+    }
+}

@@ -3,7 +3,10 @@
 use super::op_source::OpSource;
 use super::CliResult;
 use clap::{Args, ValueEnum};
-use scan_codegen::{generate, Algorithm, ScanMode, TuningPolicy};
+use scan_codegen::{
+    generate_variant, Algorithm, OffsetWidth, ScanMode, ScanVariant, Segments, TuningPolicy,
+};
+use scan_core::PrimType;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -23,6 +26,47 @@ impl From<AlgoArg> for Algorithm {
     }
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SegmentedArg {
+    Flags,
+    Keys,
+    Offsets,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RowsArg {
+    Contiguous,
+    Strided,
+}
+
+/// The scan variant the flags ask for.
+fn variant(args: &EmitArgs) -> Result<ScanVariant, String> {
+    let segments = match (args.segmented, args.rows) {
+        (Some(_), Some(_)) => return Err("--segmented and --rows exclude each other".into()),
+        (None, None) => Segments::None,
+        (None, Some(RowsArg::Contiguous)) => Segments::Rows { strided: false },
+        (None, Some(RowsArg::Strided)) => Segments::Rows { strided: true },
+        (Some(SegmentedArg::Flags), None) => Segments::Flags,
+        (Some(SegmentedArg::Keys), None) => {
+            let key = PrimType::ALL
+                .into_iter()
+                .find(|p| p.name() == args.key_type)
+                .ok_or_else(|| format!("--key-type {}: not a primitive type", args.key_type))?;
+            Segments::Keys(key)
+        }
+        (Some(SegmentedArg::Offsets), None) => match args.offset_type.as_str() {
+            "u32" => Segments::Offsets(OffsetWidth::U32),
+            "u64" => Segments::Offsets(OffsetWidth::U64),
+            other => return Err(format!("--offset-type {other}: use u32 or u64")),
+        },
+    };
+    let mut v = ScanVariant::FLAT.segments(segments);
+    if args.reverse {
+        v = v.reverse();
+    }
+    Ok(v)
+}
+
 #[derive(Debug, Args)]
 pub struct EmitArgs {
     #[command(flatten)]
@@ -33,6 +77,23 @@ pub struct EmitArgs {
     /// Exclusive scan (out[i] combines in[0..i]); the default is inclusive.
     #[arg(long)]
     pub exclusive: bool,
+    /// Suffix scan, last element to first.
+    #[arg(long)]
+    pub reverse: bool,
+    /// Segmented scan: restart at head flags (`flags`), wherever the key changes (`keys`, with
+    /// --key-type), or at CSR offsets (`offsets`, with --offset-type). Single-pass only.
+    #[arg(long, value_enum)]
+    pub segmented: Option<SegmentedArg>,
+    /// Integer type of the keys of --segmented keys.
+    #[arg(long = "key-type", default_value = "i32")]
+    pub key_type: String,
+    /// Width of the offsets of --segmented offsets: u32 or u64.
+    #[arg(long = "offset-type", default_value = "u64")]
+    pub offset_type: String,
+    /// Batched rows: each row of a rows x cols matrix scanned on its own (cumsum(dim=-1));
+    /// `--rows strided` for rows a row stride apart. Single-pass only.
+    #[arg(long, value_enum)]
+    pub rows: Option<RowsArg>,
     /// Compute capability the tuning policy is chosen for (90 = H100).
     #[arg(long, default_value_t = 90)]
     pub arch: u32,
@@ -102,7 +163,15 @@ pub fn run(args: EmitArgs) -> CliResult {
     } else {
         ScanMode::Inclusive
     };
-    let mut policy = TuningPolicy::for_target(args.arch, algorithm, spec.element.size());
+    let variant = variant(&args)?;
+    variant.supported_by(algorithm)?;
+    let mut policy = TuningPolicy::for_variant(
+        args.arch,
+        algorithm,
+        spec.element.size(),
+        spec.element.align(),
+        variant,
+    );
     let overrides = [
         (&mut policy.block_threads, args.threads),
         (&mut policy.items_per_thread, args.items),
@@ -116,7 +185,7 @@ pub fn run(args: EmitArgs) -> CliResult {
             *field = v;
         }
     }
-    let generated = generate(&spec, algorithm, mode, policy)?;
+    let generated = generate_variant(&spec, algorithm, mode, variant, policy)?;
     match &args.output {
         Some(path) => std::fs::write(path, &generated.source)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
