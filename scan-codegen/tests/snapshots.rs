@@ -49,7 +49,10 @@ fn struct_op() {
 fn variants() {
     use scan_codegen::{generate_variant, TuningPolicy};
     for (op, ty) in [
-        (BuiltinOp::Add.spec(PrimType::I32).unwrap(), "i32".to_string()),
+        (
+            BuiltinOp::Add.spec(PrimType::I32).unwrap(),
+            "i32".to_string(),
+        ),
         {
             let a = common::affine_f32();
             let name = a.element.c_name().to_string();

@@ -202,7 +202,7 @@ impl<'a> HostSegments<'a> {
             HostSegments::Offsets64(o) => mark_offsets(o.iter().copied(), n, &mut starts)?,
             HostSegments::Rows { cols, .. } => {
                 for (i, s) in starts.iter_mut().enumerate() {
-                    *s = (i as u64) % cols == 0;
+                    *s = (i as u64).checked_rem(*cols) == Some(0);
                 }
             }
         }

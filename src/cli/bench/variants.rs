@@ -98,7 +98,7 @@ impl Bench<'_> {
             ("reverse", ScanOptions::default().reverse()),
         ] {
             let mut s = self.gpu.scanner::<O>(opts)?;
-            let t = self.time::<O>(&mut s, &input, &mut output, values, || ScanExtras::new())?;
+            let t = self.time::<O>(&mut s, &input, &mut output, values, ScanExtras::new)?;
             push(name.into(), values, t);
         }
 
