@@ -22,8 +22,8 @@ GPU_TESTS=(
   "-p scan-runtime --test compile_generated"
   "-p scan-runtime --test error_paths"
   "-p scan-runtime --test soak"
-  "-p scangen --test gpu_examples"
-  "-p scangen --test gpu_operator_language"
+  "-p scangen-cli --test gpu_examples"
+  "-p scangen-cli --test gpu_operator_language"
 )
 # Other executables (benchmarks, examples): "cargo build arguments|arguments to run it with".
 # Example: "--bin scangen|bench --quick"
