@@ -40,7 +40,7 @@ pub use disk_cache::{default_cache_dir, CacheTrust, DiskCache};
 pub use error::ScanError;
 pub use extras::ScanExtras;
 pub use gpu::{driver_available, Gpu};
-pub use options::ScanOptions;
+pub use options::{CpuThreads, ScanOptions};
 pub use scanner::Scanner;
 
 /// cudarc, re-exported: device buffers and streams (`cudarc::driver::{CudaSlice, CudaStream}`)
