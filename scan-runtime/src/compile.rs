@@ -402,6 +402,7 @@ mod tests {
         assert_eq!(KernelImage::from_bytes(b"Z123"), None);
     }
 
+    #[scan_testenv::needs(nvrtc)]
     #[test]
     fn nvrtc_compiles_to_cubin() {
         if !nvrtc_or_skip("nvrtc_compiles_to_cubin") {
@@ -413,6 +414,7 @@ mod tests {
         }
     }
 
+    #[scan_testenv::needs(nvrtc)]
     #[test]
     fn nvrtc_errors_are_annotated() {
         if !nvrtc_or_skip("nvrtc_errors_are_annotated") {
@@ -435,6 +437,7 @@ mod tests {
         );
     }
 
+    #[scan_testenv::needs(nvrtc)]
     #[test]
     fn compile_cached_fills_disk_and_memory_caches() {
         if !nvrtc_or_skip("compile_cached_fills_disk_and_memory_caches") {
