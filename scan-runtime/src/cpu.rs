@@ -7,14 +7,14 @@
 //! # The parallel scan
 //! It is the three-phase scheme (reduce chunks, scan the chunk totals, scan each chunk from its
 //! seed), run chunk by chunk so that it reads memory once, like the GPU's single-pass kernel:
-//! - The input is cut into chunks small enough to stay in a core's L2 cache ([`CHUNK_BYTES`]).
+//! - The input is cut into chunks small enough to stay in a core's L2 cache (256 KiB).
 //!   The reduce phase pulls a chunk into cache; the scan phase then re-reads it from cache, not
 //!   from DRAM. A textbook three-phase scan over whole per-thread halves reads the input from
 //!   DRAM twice, and on two cores that second read cost all the second core gained.
 //! - Workers claim chunks in order from an atomic counter (dynamic chunk IDs). A worker waits
 //!   only for the inclusive prefix of the chunk before its own, which an earlier claimant is
 //!   already computing, so the chain always progresses, however few pool threads actually run.
-//! - Inside a chunk both phases run [`LANES`] independent dependency chains over contiguous
+//! - Inside a chunk both phases run four (`LANES`) independent dependency chains over contiguous
 //!   quarters, interleaved. A scan is one long chain of combines; a float add has a latency of
 //!   several cycles, so one chain leaves the core mostly idle.
 
