@@ -65,9 +65,10 @@
 //! ```
 //!
 //! The facade re-exports the operator model ([`scan_core`]: [`ScanOp`], [`ScanElement`], the
-//! built-in operators), code generation ([`codegen`]), the lowering of operator source
-//! ([`lower`]), the runtime ([`runtime`]), the macros, and the law checker ([`laws`]). It has
-//! none of the `scangen` command-line tool's dependencies (that is the `scangen-cli` package).
+//! built-in operators), code generation ([`codegen`]), the runtime ([`runtime`]), the macros,
+//! the law checker ([`laws`]) and, with the `lower` feature, the lowering of operator source at
+//! run time (`lower`). It has none of the `scangen` command-line tool's dependencies (that is
+//! the `scangen-cli` package).
 
 pub use scan_core::*;
 pub use scan_macros::{scan_op, ScanElement};
@@ -79,7 +80,9 @@ pub mod codegen {
     pub use scan_codegen::*;
 }
 
-/// Lowering of Rust operator source to the operator model (used by `scangen emit --file`).
+/// Lowering of Rust operator source to the operator model at run time (used by
+/// `scangen emit --file`). Feature `lower`.
+#[cfg(feature = "lower")]
 pub mod lower {
     pub use scan_lower::*;
 }
