@@ -22,24 +22,30 @@ fn main() -> ExitCode {
     }
 }
 
-/// `SCANGEN_LOG` (a `tracing` filter: `debug`, `scan_runtime=trace`, ...) turns on the
-/// library's logs: NVRTC compiles, kernel cache hits and misses, module loads, launches. Unset,
-/// no subscriber is installed, and the warnings users must see (an untrusted or unwritable
-/// kernel cache) still reach stderr as `scangen: warning: ...`, printed by the library itself.
+/// `SCANGEN_LOG` (a `tracing` target filter: `debug`, `scan_runtime=trace`, `warn,scan_runtime::compile=debug`)
+/// turns on the library's logs: NVRTC compiles, kernel cache hits and misses, module loads,
+/// launches. Unset, no subscriber is installed, and the warnings users must see (an untrusted or
+/// unwritable kernel cache) still reach stderr as `scangen: warning: ...`, printed by the
+/// library itself.
 fn init_logging() {
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::prelude::*;
     let Some(filter) = std::env::var_os("SCANGEN_LOG") else {
         return;
     };
     let filter = filter.to_string_lossy();
-    let filter = match tracing_subscriber::EnvFilter::try_new(&*filter) {
-        Ok(filter) => filter,
+    let targets: Targets = match filter.parse() {
+        Ok(targets) => targets,
         Err(err) => {
             eprintln!("scangen: warning: ignoring SCANGEN_LOG={filter:?}: {err}");
             return;
         }
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(targets),
+        )
         .init();
 }
