@@ -25,9 +25,6 @@ pub struct Affine {
     pub b: f32,
 }
 
-// SAFETY: two f32; all-zero bits are a valid value (the benchmark's buffers start zeroed).
-unsafe impl scangen::runtime::cudarc::driver::ValidAsZeroBits for Affine {}
-
 pub struct Compose;
 
 #[scan_op]

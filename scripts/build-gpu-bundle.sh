@@ -23,8 +23,8 @@ GPU_TESTS=(
   "-p scan-runtime --test compile_generated"
   "-p scan-runtime --test error_paths"
   "-p scan-runtime --test soak"
-  "-p scangen --test gpu_examples"
-  "-p scangen --test gpu_operator_language"
+  "-p scangen-cli --test gpu_examples"
+  "-p scangen-cli --test gpu_operator_language"
   # Sharded scans: thread ranks on one GPU, and NCCL over every GPU (skipped without libnccl
   # unless SCANGEN_REQUIRE_NCCL=1).
   "-p scan-runtime --features nccl --test gpu_sharded"

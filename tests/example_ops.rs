@@ -71,6 +71,7 @@ fn example_operators_generate_reviewed_cuda() {
     }
 }
 
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn example_operators_compile_with_nvrtc() {
     if let Err(e) = nvrtc_available() {

@@ -321,6 +321,7 @@ fn every_example_operator_agrees_with_rust() {
 
 /// Every operator's kernels compile with NVRTC (skipped without NVRTC unless
 /// SCANGEN_REQUIRE_NVRTC=1).
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn kernels_compile_with_nvrtc() {
     if let Err(e) = nvrtc_available() {

@@ -411,6 +411,7 @@ fn compile_and_assemble(
     Ok((fns, log))
 }
 
+#[scan_testenv::needs(nvrtc, ptxas)]
 #[test]
 fn every_generated_kernel_compiles_without_local_memory() {
     if let Err(why) = tools_present() {

@@ -299,7 +299,9 @@ fn repr_c_layout(fields: &[StructField]) -> (Vec<usize>, usize, usize) {
 /// # Safety
 /// `element_type()` must describe the exact memory layout of `Self` (field order, types, size),
 /// and every bit pattern the GPU can produce from valid values must be a valid `Self`. Kernels
-/// copy elements as raw bytes. `#[derive(ScanElement)]` checks this for structs.
+/// copy elements as raw bytes. All-zero bytes must be a valid `Self` too (true of every type
+/// `element_type()` can describe: primitives, `bool`s, arrays and structs of them), since
+/// `#[derive(ScanElement)]` implements cudarc's `ValidAsZeroBits` for structs nesting it. `#[derive(ScanElement)]` checks this for structs.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a ScanElement",
     label = "not a ScanElement",

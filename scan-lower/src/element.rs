@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 
 /// A field's type as written: what the derive turns into a [`FieldType`] (at run time, where a
 /// nested struct or a `const` array length is involved) and `emit --file` resolves in the file.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum FieldShape {
     Prim(PrimType),
     Bool,
@@ -15,6 +15,24 @@ pub enum FieldShape {
     Array(Box<FieldShape>, syn::Expr),
     /// Another `#[derive(ScanElement)]` struct, by its Rust name and its type as written.
     Struct(String, syn::Type),
+}
+
+impl std::fmt::Debug for FieldShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::debug::Tokens;
+        match self {
+            FieldShape::Prim(p) => f.debug_tuple("Prim").field(p).finish(),
+            FieldShape::Bool => f.write_str("Bool"),
+            FieldShape::Array(t, len) => {
+                f.debug_tuple("Array").field(t).field(&Tokens(len)).finish()
+            }
+            FieldShape::Struct(name, ty) => f
+                .debug_tuple("Struct")
+                .field(name)
+                .field(&Tokens(ty))
+                .finish(),
+        }
+    }
 }
 
 impl FieldShape {

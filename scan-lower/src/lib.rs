@@ -8,6 +8,7 @@
 //! The emitted C++ calls the helpers of `templates/rust_semantics.cu.tera` (`rs_add`,
 //! `rs_max`, `rs_cast<T>`, ...), which give the Rust meaning of a release build.
 
+mod debug;
 mod element;
 mod emit;
 mod error;

@@ -6,9 +6,38 @@ use crate::ir::{collect_items, Builder, Item, StructInfo};
 use scan_core::{ElementType, OpSpec, PrimType};
 use syn::spanned::Spanned;
 
+impl std::fmt::Debug for LoweredOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoweredOp")
+            .field("name", &self.name)
+            .field("elem_ty", &crate::debug::Tokens(&self.elem_ty))
+            .field("elem", &self.elem)
+            .field("lhs", &self.lhs)
+            .field("rhs", &self.rhs)
+            .field("combine_body", &self.combine_body)
+            .field("identity_body", &self.identity_body)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ImplShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImplShape")
+            .field("name", &self.name)
+            .field("elem_ty", &self.elem_ty.as_ref().map(crate::debug::Tokens))
+            .field("has_identity", &self.has_identity)
+            .field("has_combine", &self.has_combine)
+            .field("bad_identity", &self.bad_identity)
+            .field("bad_combine", &self.bad_combine)
+            .field("has_device_op", &self.has_device_op)
+            .field("elem_unsupported", &self.elem_unsupported)
+            .finish()
+    }
+}
+
 /// An operator lowered to C++, before its element type is resolved to a layout (the macro
 /// resolves it at compile time through `ScanElement`, the CLI from the file's struct).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct LoweredOp {
     /// The operator's name: the self type's last path segment.
     pub name: String,
@@ -37,7 +66,7 @@ impl LoweredOp {
 
 /// What the shape check found: which items are present and well-formed. The macro uses it to
 /// emit stubs for broken items, so the user sees only the real errors, not rustc's follow-ups.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ImplShape {
     pub name: Option<String>,
     pub elem_ty: Option<syn::Type>,

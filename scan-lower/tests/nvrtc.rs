@@ -126,6 +126,7 @@ impl ScanOp for Wide {
 }
 "#;
 
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn lowered_ops_compile_with_nvrtc() {
     let file = scan_lower::parse_ops_file(OPS).expect("parses");
@@ -155,6 +156,7 @@ fn lowered_ops_compile_with_nvrtc() {
 
 /// The operators of the operator-language tests (helpers, `match`, loops, tuples, arrays,
 /// `bool`s, nested structs), read as `scangen emit --file` reads them.
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn operator_language_ops_compile_without_warnings() {
     let text = include_str!("../../tests/operator_language/ops.rs");
@@ -183,6 +185,7 @@ fn operator_language_ops_compile_without_warnings() {
     }
 }
 
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn every_helper_instantiates_without_warnings() {
     if !nvrtc_available() {

@@ -10,7 +10,8 @@ use quote::{format_ident, quote, quote_spanned};
 use scan_lower::{ElemRef, Errors, Scope};
 use syn::spanned::Spanned;
 
-/// Derives `scangen::ScanElement` (and cudarc's `DeviceRepr`) for a `#[repr(C)]` struct of
+/// Derives `scangen::ScanElement` (and cudarc's `DeviceRepr` and `ValidAsZeroBits`, so device
+/// buffers of it can be allocated zeroed with `alloc_zeros`) for a `#[repr(C)]` struct of
 /// primitive fields, with a compile-time check that Rust's size equals the declared one.
 #[proc_macro_derive(ScanElement)]
 pub fn derive_scan_element(input: TokenStream) -> TokenStream {
@@ -121,6 +122,11 @@ fn element_impl(el: &scan_lower::ElementStruct) -> TokenStream2 {
         #copy_check
         // SAFETY: plain-old-data as above; the GPU reads and writes it as bytes.
         unsafe impl ::scangen::__private::cudarc::driver::DeviceRepr for #ident {}
+        // SAFETY: every field is a primitive (zero is a number), a `bool` (zero is `false`), an
+        // array of those or a nested element, for which `ScanElement`'s contract says the same;
+        // padding may hold anything. So all-zero bytes are a valid value (cudarc's
+        // `alloc_zeros`, `memset_zeros`).
+        unsafe impl ::scangen::__private::cudarc::driver::ValidAsZeroBits for #ident {}
     }
 }
 

@@ -147,8 +147,10 @@ pub fn compile_cached(
     let nvrtc = nvrtc_version()?;
     let key = cache_key(source, sm, &options, nvrtc);
     let identity = compiler_identity(sm, &options, nvrtc);
+    let _span = tracing::debug_span!("kernel", sm, key = %short_key(&key)).entered();
     let memory = MEMORY.get_or_init(Default::default);
     if let Some(hit) = memory.lock().expect("compile cache poisoned").get(&key) {
+        tracing::trace!("kernel cache hit (memory)");
         return Ok(hit.clone());
     }
     let image = match disk
@@ -156,11 +158,15 @@ pub fn compile_cached(
         .as_deref()
         .map(KernelImage::from_bytes)
     {
-        Some(Some(image)) => image,
+        Some(Some(image)) => {
+            tracing::debug!(dir = ?disk.dir(), "kernel cache hit (disk)");
+            image
+        }
         found => {
             if found.is_some() {
-                eprintln!("scangen: warning: cache entry holds no kernel image; recompiling");
+                disk.warn("cache entry holds no kernel image; recompiling");
             }
+            tracing::debug!(dir = ?disk.dir(), "kernel cache miss");
             let image = compile(source, &options)?;
             disk.store(&key, &identity, &image.to_bytes());
             image
@@ -177,6 +183,8 @@ pub fn compile_cached(
 /// Compiles `source` with NVRTC and `options` (no caching).
 pub fn compile(source: &str, options: &[String]) -> Result<KernelImage, ScanError> {
     nvrtc_available()?;
+    let _span = tracing::info_span!("nvrtc_compile", source_bytes = source.len()).entered();
+    let started = std::time::Instant::now();
     let program = Program::new(source)?;
     // SAFETY: `program` holds a live nvrtcProgram.
     let compiled = unsafe { nvrtc::compile_program(program.raw, options) };
@@ -184,9 +192,25 @@ pub fn compile(source: &str, options: &[String]) -> Result<KernelImage, ScanErro
     if compiled.is_err() {
         let log = log.unwrap_or_else(|e| format!("(log unavailable: {e})"));
         let annotated = annotate(&log, source);
+        tracing::debug!(log = %log, "NVRTC compile failed");
         return Err(ScanError::Compile { log, annotated });
     }
-    program.cubin().or_else(|_| program.ptx())
+    let image = program.cubin().or_else(|_| program.ptx())?;
+    tracing::info!(
+        ms = started.elapsed().as_millis() as u64,
+        image = match &image {
+            KernelImage::Cubin(_) => "cubin",
+            KernelImage::Ptx(_) => "ptx",
+        },
+        options = %options.join(" "),
+        "compiled with NVRTC"
+    );
+    Ok(image)
+}
+
+/// The first 8 bytes of a cache key in hex, to tell kernels apart in logs.
+fn short_key(key: &CacheKey) -> String {
+    key[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// An nvrtcProgram, destroyed on drop. Owns the C strings the program points into.
@@ -409,6 +433,7 @@ mod tests {
         assert_eq!(KernelImage::from_bytes(b"Z123"), None);
     }
 
+    #[scan_testenv::needs(nvrtc)]
     #[test]
     fn nvrtc_compiles_to_cubin() {
         if !nvrtc_or_skip("nvrtc_compiles_to_cubin") {
@@ -420,6 +445,7 @@ mod tests {
         }
     }
 
+    #[scan_testenv::needs(nvrtc)]
     #[test]
     fn nvrtc_errors_are_annotated() {
         if !nvrtc_or_skip("nvrtc_errors_are_annotated") {
@@ -442,6 +468,7 @@ mod tests {
         );
     }
 
+    #[scan_testenv::needs(nvrtc)]
     #[test]
     fn compile_cached_fills_disk_and_memory_caches() {
         if !nvrtc_or_skip("compile_cached_fills_disk_and_memory_caches") {

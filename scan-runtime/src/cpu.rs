@@ -7,24 +7,24 @@
 //! # The parallel scan
 //! It is the three-phase scheme (reduce chunks, scan the chunk totals, scan each chunk from its
 //! seed), run chunk by chunk so that it reads memory once, like the GPU's single-pass kernel:
-//! - The input is cut into chunks small enough to stay in a core's L2 cache ([`CHUNK_BYTES`]).
+//! - The input is cut into chunks small enough to stay in a core's L2 cache (256 KiB).
 //!   The reduce phase pulls a chunk into cache; the scan phase then re-reads it from cache, not
 //!   from DRAM. A textbook three-phase scan over whole per-thread halves reads the input from
 //!   DRAM twice, and on two cores that second read cost all the second core gained.
 //! - Workers claim chunks in order from an atomic counter (dynamic chunk IDs). A worker waits
 //!   only for the inclusive prefix of the chunk before its own, which an earlier claimant is
 //!   already computing, so the chain always progresses, however few pool threads actually run.
-//! - Inside a chunk both phases run [`LANES`] independent dependency chains over contiguous
+//! - Inside a chunk both phases run four (`LANES`) independent dependency chains over contiguous
 //!   quarters, interleaved. A scan is one long chain of combines; a float add has a latency of
 //!   several cycles, so one chain leaves the core mostly idle.
 
 use crate::error::ScanError;
-use crate::options::ScanOptions;
+use crate::options::{CpuThreads, ScanOptions};
 use scan_codegen::ScanMode;
 use scan_core::ScanOp;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Bytes of input per chunk: a quarter of a core's L2 on current x86 and Arm server parts, so the
 /// chunk is still cached when the scan phase reads it again (and its output fits beside it).
@@ -413,30 +413,64 @@ fn scan_parallel_planned<Op: ScanOp>(
     )
 }
 
-/// A CPU scanner with the same interface as the GPU [`crate::Scanner`].
+/// A CPU scanner with the same interface as the GPU [`crate::Scanner`]. Where it runs is
+/// [`ScanOptions::cpu`]: rayon's global pool (the default), the calling thread, or a pool of
+/// its own.
 pub struct CpuScanner<Op: ScanOp> {
     mode: ScanMode,
     variant: scan_codegen::ScanVariant,
+    runner: Runner,
     /// Why the CPU is used, when it stands in for a GPU ("no CUDA driver found").
     reason: Option<String>,
     _op: PhantomData<fn() -> Op>,
+}
+
+/// Where a [`CpuScanner`] runs its scans.
+#[derive(Debug)]
+enum Runner {
+    Global,
+    Sequential,
+    Pool(Arc<rayon::ThreadPool>),
 }
 
 impl<Op: ScanOp> std::fmt::Debug for CpuScanner<Op> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CpuScanner")
             .field("mode", &self.mode)
+            .field("runner", &self.runner)
             .field("reason", &self.reason)
             .finish()
     }
 }
 
 impl<Op: ScanOp> CpuScanner<Op> {
-    /// A scanner for `opts.mode` (the algorithm and policy only concern the GPU).
+    /// A scanner for `opts.mode` on `opts.cpu` (the algorithm and policy only concern the
+    /// GPU). A pool of its own ([`CpuThreads::Pool`]) is started here; if the system refuses
+    /// the threads, the scanner uses rayon's global pool and warns.
     pub fn new(opts: ScanOptions) -> CpuScanner<Op> {
+        let runner = match opts.cpu {
+            CpuThreads::Global => Runner::Global,
+            CpuThreads::Sequential | CpuThreads::Pool(0 | 1) => Runner::Sequential,
+            CpuThreads::Pool(threads) => match rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("scangen-cpu-{i}"))
+                .build()
+            {
+                Ok(pool) => Runner::Pool(Arc::new(pool)),
+                Err(err) => {
+                    tracing::warn!(
+                        threads,
+                        %err,
+                        "could not start a CPU scan pool; using rayon's global pool"
+                    );
+                    Runner::Global
+                }
+            },
+        };
         CpuScanner {
             mode: opts.mode,
             variant: opts.variant,
+            runner,
             reason: None,
             _op: PhantomData,
         }
@@ -450,6 +484,7 @@ impl<Op: ScanOp> CpuScanner<Op> {
         }
     }
 
+    /// Inclusive or exclusive.
     pub fn mode(&self) -> ScanMode {
         self.mode
     }
@@ -459,21 +494,33 @@ impl<Op: ScanOp> CpuScanner<Op> {
         self.reason.as_deref()
     }
 
-    /// `"cpu: rayon, 16 threads"`, plus the fallback reason in parentheses.
+    /// `"cpu: rayon, 16 threads"` (`"cpu: rayon, 4 threads (own pool)"`, `"cpu: sequential"`),
+    /// plus the fallback reason in parentheses.
     pub fn backend_name(&self) -> String {
-        let base = format!("cpu: rayon, {} threads", rayon::current_num_threads());
+        let base = match &self.runner {
+            Runner::Global => format!("cpu: rayon, {} threads", rayon::current_num_threads()),
+            Runner::Sequential => "cpu: sequential".to_string(),
+            Runner::Pool(pool) => {
+                format!(
+                    "cpu: rayon, {} threads (own pool)",
+                    pool.current_num_threads()
+                )
+            }
+        };
         match &self.reason {
             Some(why) => format!("{base} ({why})"),
             None => base,
         }
     }
 
+    /// Scans `input` into a new vector.
     pub fn scan(&mut self, input: &[Op::Elem]) -> Result<Vec<Op::Elem>, ScanError> {
         let mut out = input.to_vec();
         self.scan_in_place(&mut out)?;
         Ok(out)
     }
 
+    /// Scans `input` into `output` (of the same length).
     pub fn scan_into(
         &mut self,
         input: &[Op::Elem],
@@ -484,15 +531,16 @@ impl<Op: ScanOp> CpuScanner<Op> {
         self.scan_in_place(output)
     }
 
+    /// Scans `data` in place.
     pub fn scan_in_place(&mut self, data: &mut [Op::Elem]) -> Result<(), ScanError> {
         self.check_unsegmented()?;
         if self.variant.direction == scan_codegen::Direction::Reverse {
             // A suffix scan is the scan of the reversed sequence.
             data.reverse();
-            scan_parallel_in_place::<Op>(data, self.mode);
+            self.run_in_place(data);
             data.reverse();
         } else {
-            scan_parallel_in_place::<Op>(data, self.mode);
+            self.run_in_place(data);
         }
         Ok(())
     }
@@ -527,6 +575,16 @@ impl<Op: ScanOp> CpuScanner<Op> {
         Ok(out)
     }
 
+    /// The forward scan of `data` in place, on the configured threads.
+    fn run_in_place(&self, data: &mut [Op::Elem]) {
+        let mode = self.mode;
+        match &self.runner {
+            Runner::Sequential => scan_sequential_in_place::<Op>(data, mode),
+            Runner::Global => scan_parallel_in_place::<Op>(data, mode),
+            Runner::Pool(pool) => pool.install(|| scan_parallel_in_place::<Op>(data, mode)),
+        }
+    }
+
     fn check_unsegmented(&self) -> Result<(), ScanError> {
         if self.variant.segments.is_segmented() {
             return Err(ScanError::SegmentsMismatch {
@@ -557,7 +615,17 @@ impl<Op: ScanOp> CpuScanner<Op> {
             )?;
             return Ok((out, total));
         }
-        let total = scan_parallel_with_init::<Op>(input, &mut out, init, self.mode);
+        let mode = self.mode;
+        let total = {
+            let out = &mut out;
+            match &self.runner {
+                Runner::Sequential => scan_sequential_with_init::<Op>(input, out, init, mode),
+                Runner::Global => scan_parallel_with_init::<Op>(input, out, init, mode),
+                Runner::Pool(pool) => {
+                    pool.install(|| scan_parallel_with_init::<Op>(input, out, init, mode))
+                }
+            }
+        };
         Ok((out, total))
     }
 }
@@ -853,5 +921,41 @@ mod tests {
         let mut data = [5, 5, 5];
         s.scan_in_place(&mut data).unwrap();
         assert_eq!(data, [0, 5, 10]);
+    }
+
+    #[test]
+    fn cpu_threads_choose_where_the_scan_runs() {
+        // Large enough to be cut into chunks and run in parallel on a pool.
+        let input: Vec<u64> = (0..(MIN_PARALLEL_LEN as u64 * 4 + 13)).collect();
+        let mut expected = vec![0; input.len()];
+        scan_sequential::<Add<u64>>(&input, &mut expected, ScanMode::Inclusive);
+        let cases = [
+            (ScanOptions::default(), "cpu: rayon, "),
+            (ScanOptions::default().cpu_sequential(), "cpu: sequential"),
+            (ScanOptions::default().cpu_threads(1), "cpu: sequential"),
+            (
+                ScanOptions::default().cpu_threads(3),
+                "cpu: rayon, 3 threads (own pool)",
+            ),
+            (
+                ScanOptions::default().cpu(CpuThreads::Pool(2)),
+                "cpu: rayon, 2 threads (own pool)",
+            ),
+        ];
+        for (opts, name) in cases {
+            let mut s = CpuScanner::<Add<u64>>::new(opts);
+            assert!(s.backend_name().starts_with(name), "{}", s.backend_name());
+            assert_eq!(s.scan(&input).unwrap(), expected, "{name}");
+            let mut out = vec![0; input.len()];
+            s.scan_into(&input, &mut out).unwrap();
+            assert_eq!(out, expected, "{name}");
+            let (seeded, total) = s.scan_with_init(&input, 7).unwrap();
+            assert_eq!(seeded[0], 7);
+            assert_eq!(total, 7 + expected.last().unwrap(), "{name}");
+        }
+        assert_eq!(
+            ScanOptions::default().cpu_threads(0).cpu,
+            CpuThreads::Global
+        );
     }
 }

@@ -31,6 +31,19 @@ pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
 /// Receives cache warnings (the default prints them to stderr).
 pub type WarningSink = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// The warning sink of [`DiskCache::new`]: a `tracing` warning (target `scangen::cache`), and,
+/// while the program has installed no `tracing` subscriber, the same line on stderr
+/// (`scangen: warning: ...`), so that a warning users must act on (an untrusted cache
+/// directory, a failed write) is never lost to a program that does not use `tracing`.
+pub fn warn_default(msg: &str) {
+    tracing::warn!(target: "scangen::cache", "{msg}");
+    let subscribed =
+        tracing::dispatcher::get_default(|d| !d.is::<tracing::subscriber::NoSubscriber>());
+    if !subscribed {
+        eprintln!("scangen: warning: {msg}");
+    }
+}
+
 /// The directory the cache lives in: `$SCANGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/scangen`, else
 /// `$HOME/.cache/scangen`. `None` when none of these is set (caching on disk is then off).
 pub fn default_cache_dir() -> Option<PathBuf> {
@@ -97,12 +110,10 @@ impl std::fmt::Debug for DiskCache {
 }
 
 impl DiskCache {
-    /// A private cache in `dir` (`None`: disabled) reporting warnings to stderr.
+    /// A private cache in `dir` (`None`: disabled) reporting warnings with [`warn_default`]:
+    /// a `tracing` warning, and on stderr too while no `tracing` subscriber is installed.
     pub fn new(dir: Option<PathBuf>) -> DiskCache {
-        DiskCache::with_warnings(
-            dir,
-            Arc::new(|msg: &str| eprintln!("scangen: warning: {msg}")),
-        )
+        DiskCache::with_warnings(dir, Arc::new(warn_default))
     }
 
     /// A private cache in `dir` reporting warnings to `warn`.
@@ -138,12 +149,19 @@ impl DiskCache {
         self
     }
 
+    /// Whom the cache believes.
     pub fn trust(&self) -> CacheTrust {
         self.trust
     }
 
+    /// The cache directory, `None` when disabled.
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
+    }
+
+    /// Reports `msg` the way this cache reports its own warnings.
+    pub(crate) fn warn(&self, msg: &str) {
+        (self.warn)(msg)
     }
 
     /// The file an entry lives in.

@@ -256,6 +256,14 @@ impl Gpu {
         } else {
             &[Kernel::SinglePass]
         };
+        let _span = tracing::debug_span!(
+            "load_scan",
+            op = %key.op.name,
+            algorithm = ?key.algorithm,
+            mode = ?key.mode,
+            sm = self.inner.sm,
+        )
+        .entered();
         let mut policy = key.policy;
         let (generated, module, functions, local_bytes) = loop {
             let generated =
@@ -281,10 +289,18 @@ impl Gpu {
                 functions[kernel as usize] = Some(function);
             }
             match policy.relaxed_register_cap() {
-                Some(relaxed) if local_bytes > 0 => policy = relaxed,
+                Some(relaxed) if local_bytes > 0 => {
+                    tracing::debug!(
+                        local_bytes,
+                        min_blocks_per_sm = policy.min_blocks_per_sm,
+                        "ptxas spilled under the register cap; rebuilding with a looser cap"
+                    );
+                    policy = relaxed
+                }
                 _ => break (generated, module, functions, local_bytes),
             }
         };
+        tracing::debug!(policy = ?generated.policy, local_bytes, "module loaded");
         let loaded = Arc::new(LoadedScan {
             generated,
             _module: module,

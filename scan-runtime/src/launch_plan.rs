@@ -86,8 +86,22 @@ fn grid(n: u64, tile: u64, total_n: u64) -> Result<u32, ScanError> {
     Ok(blocks as u32)
 }
 
-/// The launches that scan `n` elements with tiles of `tile` elements.
+/// The launches that scan `n` elements with tiles of `tile` elements. Each is a `tracing`
+/// event at trace level (`SCANGEN_LOG=scan_runtime=trace`), in stream order.
 pub fn plan(algorithm: Algorithm, n: u64, tile: u64) -> Result<LaunchPlan, ScanError> {
+    let plan = plan_launches(algorithm, n, tile)?;
+    for launch in &plan.launches {
+        tracing::trace!(
+            kernel = launch.kernel.name(),
+            grid = launch.grid,
+            n = launch.n,
+            "launch"
+        );
+    }
+    Ok(plan)
+}
+
+fn plan_launches(algorithm: Algorithm, n: u64, tile: u64) -> Result<LaunchPlan, ScanError> {
     assert!(tile >= 2, "a tile holds at least two elements");
     let empty = LaunchPlan {
         launches: Vec::new(),

@@ -44,7 +44,7 @@ pub use disk_cache::{default_cache_dir, CacheTrust, DiskCache};
 pub use error::ScanError;
 pub use extras::ScanExtras;
 pub use gpu::{driver_available, Gpu};
-pub use options::ScanOptions;
+pub use options::{CpuThreads, ScanOptions};
 pub use reduce::Reducer;
 pub use scanner::Scanner;
 pub use segments::{DeviceSegments, HostKeys, HostSegments, SegmentKey, SegmentOffset};

@@ -384,6 +384,7 @@ fn scangen_cache_shared_opts_in_and_nothing_else_does() {
 
 const SM: u32 = 80;
 
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn compile_cached_replaces_an_entry_built_by_another_compiler() {
     if !nvrtc_or_skip("compile_cached_replaces_an_entry_built_by_another_compiler") {

@@ -21,6 +21,7 @@ fn affine_op() -> OpSpec {
     }
 }
 
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn generated_kernels_compile_to_cubins_with_the_abi_entry_points() {
     if !nvrtc_or_skip("generated_kernels_compile_to_cubins_with_the_abi_entry_points") {

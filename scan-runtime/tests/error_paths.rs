@@ -183,6 +183,7 @@ fn cubin(image: &KernelImage) -> &[u8] {
 // ---------------------------------------------------------------------------------------------
 // No driver, no NVRTC, and what `auto` makes of it
 
+#[scan_testenv::needs(no_cuda_driver)]
 #[test]
 fn no_driver_is_a_no_driver_error() {
     if scan_runtime::driver_available().is_ok() {
@@ -294,6 +295,7 @@ fn child_auto_cpu() {
     child_ok(role);
 }
 
+#[scan_testenv::needs(no_cuda_driver)]
 #[test]
 fn scangen_backend_gpu_makes_a_missing_gpu_an_error() {
     let role = "auto-gpu";
@@ -320,6 +322,7 @@ fn child_auto_gpu() {
 // ---------------------------------------------------------------------------------------------
 // Compile errors
 
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn compile_error_shows_the_numbered_source_line() {
     if !nvrtc_or_skip("compile_error_shows_the_numbered_source_line") {
@@ -407,6 +410,7 @@ fn damage_and_recompile(
     w[0].replace(&path.display().to_string(), "<entry>")
 }
 
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn damaged_cache_entries_are_warned_about_recompiled_and_rewritten() {
     if !nvrtc_or_skip("damaged_cache_entries_are_warned_about_recompiled_and_rewritten") {
@@ -524,6 +528,7 @@ fn compile_each_without_warnings<'a>(dir: PathBuf, tags: impl IntoIterator<Item 
 // ---------------------------------------------------------------------------------------------
 // Several processes filling one cache
 
+#[scan_testenv::needs(nvrtc)]
 #[test]
 fn four_processes_fill_one_cache_entry_at_once() {
     if !nvrtc_or_skip("four_processes_fill_one_cache_entry_at_once") {

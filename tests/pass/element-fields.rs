@@ -1,6 +1,7 @@
 //! Element fields beyond primitives: a `bool`, arrays (one with a `const` length), a nested
 //! element struct and an array of them. The derive describes each as Rust lays it out.
 
+use scangen::runtime::cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use scangen::{scan_op, ElementType, FieldType, PrimType, ScanElement, ScanOp};
 
 const LANES: usize = 3;
@@ -95,4 +96,12 @@ fn main() {
     // The lowered code names the nested fields through the element's declaration.
     let op = Step::device_op();
     assert!(op.combine_body.contains("decltype(Body::lanes)"), "{}", op.combine_body);
+
+    // What cudarc needs for device buffers of the element, `alloc_zeros` included: all-zero
+    // bytes are a valid element (here, the identity).
+    fn device_buffer_element<T: DeviceRepr + ValidAsZeroBits>() {}
+    device_buffer_element::<Body>();
+    device_buffer_element::<Point>();
+    let zero: Body = unsafe { std::mem::zeroed() };
+    assert_eq!(zero, Step::identity());
 }

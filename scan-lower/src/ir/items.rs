@@ -6,11 +6,45 @@
 //! a module may hold functions that only the CPU ever calls.
 
 use super::{Builder, Pat, PatKind, StructRef, Ty};
+use crate::debug::Tokens;
 use proc_macro2::Span;
+use std::fmt;
 use std::rc::Rc;
 use syn::spanned::Spanned;
 
-#[derive(Debug)]
+impl fmt::Debug for ConstItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConstItem")
+            .field("name", &self.name)
+            .field("owner", &self.owner)
+            .field("ty", &Tokens(&self.ty))
+            .field("init", &Tokens(&self.init))
+            .field("span", &self.span)
+            .finish()
+    }
+}
+
+impl fmt::Debug for FnItem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnItem")
+            .field("name", &self.name)
+            .field("owner", &self.owner)
+            .field("sig", &Tokens(&self.sig))
+            .field("block", &Tokens(&self.block))
+            .finish()
+    }
+}
+
+impl fmt::Debug for StructInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fields: Vec<_> = self.fields.iter().map(|(n, t)| (n, Tokens(t))).collect();
+        f.debug_struct("StructInfo")
+            .field("name", &self.name)
+            .field("fields", &fields)
+            .finish()
+    }
+}
+
 pub(crate) struct ConstItem {
     pub name: String,
     /// The type of the `impl` it is declared in (`Self::K`, `Op::K`), by Rust name.
@@ -20,7 +54,6 @@ pub(crate) struct ConstItem {
     pub span: Span,
 }
 
-#[derive(Debug)]
 pub(crate) struct FnItem {
     pub name: String,
     /// The type of the `impl` it is declared in, by Rust name (`Self` inside it).
@@ -52,7 +85,7 @@ impl Item {
 
 /// A struct of the module or file, by its Rust name, for checks lowering can only make when
 /// it knows field types (literal ranges, constant array indices).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct StructInfo {
     pub name: String,
     pub fields: Vec<(String, syn::Type)>,

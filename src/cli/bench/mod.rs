@@ -12,8 +12,8 @@ mod variants;
 
 use super::CliResult;
 use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
 use scan_codegen::Algorithm;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -157,35 +157,33 @@ fn parse_sizes(specs: &[String]) -> Result<Vec<u64>, String> {
         .collect()
 }
 
-/// A one-line progress display on stderr: redrawn in place on a terminal, a line per case
-/// otherwise (so logs stay readable).
+/// The progress line on stderr (indicatif): a bar redrawn in place on a terminal; elsewhere,
+/// where indicatif draws nothing, a line per case (so logs stay readable).
 pub struct Progress {
-    total: usize,
-    done: usize,
-    tty: bool,
+    bar: ProgressBar,
 }
 
 impl Progress {
     pub fn new(total: usize) -> Progress {
-        Progress {
-            total,
-            done: 0,
-            tty: std::io::stderr().is_terminal(),
-        }
+        let bar = ProgressBar::new(total as u64);
+        bar.set_style(
+            ProgressStyle::with_template("[{bar:30}] {pos}/{len} {elapsed} {wide_msg}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        Progress { bar }
     }
 
+    /// Starts the next case, `what`.
     pub fn step(&mut self, what: &str) {
-        self.done += 1;
-        let width = 30;
-        let filled = width * self.done / self.total.max(1);
-        let bar = format!("[{}{}]", "=".repeat(filled), " ".repeat(width - filled));
-        if self.tty {
-            eprint!("\r\x1b[2K{bar} {}/{} {what}", self.done, self.total);
-            if self.done == self.total {
-                eprintln!();
-            }
-        } else {
-            eprintln!("{bar} {}/{} {what}", self.done, self.total);
+        self.bar.inc(1);
+        if self.bar.is_hidden() {
+            let len = self.bar.length().unwrap_or(0);
+            eprintln!("[{}/{len}] {what}", self.bar.position());
+        }
+        self.bar.set_message(what.to_string());
+        if Some(self.bar.position()) == self.bar.length() {
+            self.bar.finish();
         }
     }
 }

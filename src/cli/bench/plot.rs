@@ -1,20 +1,13 @@
 //! An SVG line plot of throughput against n: one line per (algorithm, op, type) and the
-//! device-to-device copy as the reference line. Written by hand: no plotting dependency.
+//! device-to-device copy as the reference line (plotters, SVG backend only).
 
 use super::report::BenchRow;
+use plotters::prelude::*;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
-const W: f64 = 900.0;
-const H: f64 = 540.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 230.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 60.0;
-const COLORS: [&str; 8] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
-];
+const SIZE: (u32, u32) = (900, 540);
 
+/// The plot as an SVG document.
 pub fn to_svg(title: &str, rows: &[BenchRow]) -> String {
     // Series: one per (algorithm, op, type); the copy is the median over rows at each n.
     let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
@@ -39,6 +32,9 @@ pub fn to_svg(title: &str, rows: &[BenchRow]) -> String {
             })
             .collect()
     };
+    for pts in series.values_mut() {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
     let all = series.values().flatten().chain(copy_line.iter());
     let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
     for &(x, y) in all {
@@ -52,101 +48,68 @@ pub fn to_svg(title: &str, rows: &[BenchRow]) -> String {
     if x1 - x0 < 1.0 {
         x1 = x0 + 1.0;
     }
-    let y1 = (y1 * 1.1 / 500.0).ceil() * 500.0;
-    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
-    let py = |y: f64| H - BOTTOM - y / y1 * (H - TOP - BOTTOM);
+    let y1 = ((y1 * 1.1 / 500.0).ceil() * 500.0).max(1.0);
 
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" font-size="15">{}</text>"#,
-        LEFT,
-        xml(title)
-    );
-    // Axes and grid.
-    let mut tick = y1 / 5.0;
-    if tick <= 0.0 {
-        tick = 1.0;
-    }
-    for i in 0..=5 {
-        let y = tick * i as f64;
-        let _ = writeln!(
-            s,
-            r##"<line x1="{LEFT}" x2="{0}" y1="{1:.1}" y2="{1:.1}" stroke="#ddd"/><text x="{2}" y="{3:.1}" text-anchor="end">{4:.0}</text>"##,
-            W - RIGHT,
-            py(y),
-            LEFT - 6.0,
-            py(y) + 4.0,
-            y
-        );
-    }
-    let mut lx = x0.ceil();
-    while lx <= x1 {
-        let _ = writeln!(
-            s,
-            r##"<line x1="{0:.1}" x2="{0:.1}" y1="{1}" y2="{2}" stroke="#eee"/><text x="{0:.1}" y="{3}" text-anchor="middle">2^{4}</text>"##,
-            px(lx),
-            TOP,
-            H - BOTTOM,
-            H - BOTTOM + 18.0,
-            lx as i64
-        );
-        lx += if x1 - x0 > 12.0 { 2.0 } else { 1.0 };
-    }
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">elements (n)</text>"#,
-        (LEFT + W - RIGHT) / 2.0,
-        H - 15.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="18" y="{0}" transform="rotate(-90 18 {0})" text-anchor="middle">GB/s (n reads + n writes)</text>"#,
-        (TOP + H - BOTTOM) / 2.0
-    );
-
-    let mut legend_y = TOP + 10.0;
-    let mut line = |s: &mut String, name: &str, pts: &[(f64, f64)], color: &str, dash: &str| {
-        let mut pts = pts.to_vec();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let path: Vec<String> = pts
-            .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
-            .collect();
-        let _ = writeln!(
-            s,
-            r#"<polyline fill="none" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}" points="{}"/>"#,
-            path.join(" ")
-        );
-        let _ = writeln!(
-            s,
-            r#"<line x1="{0}" x2="{1}" y1="{2:.1}" y2="{2:.1}" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/><text x="{3}" y="{4:.1}">{5}</text>"#,
-            W - RIGHT + 10.0,
-            W - RIGHT + 34.0,
-            legend_y,
-            W - RIGHT + 40.0,
-            legend_y + 4.0,
-            xml(name)
-        );
-        legend_y += 18.0;
-    };
-    line(&mut s, "device-to-device copy", &copy_line, "#000", "6 4");
-    for (i, (name, pts)) in series.iter().enumerate() {
-        line(&mut s, name, pts, COLORS[i % COLORS.len()], "none");
-    }
-    s.push_str("</svg>\n");
-    s
+    let mut svg = String::new();
+    draw(&mut svg, title, (x0, x1, y1), &copy_line, &series)
+        .expect("drawing into a string cannot fail");
+    svg
 }
 
-fn xml(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+fn draw(
+    svg: &mut String,
+    title: &str,
+    (x0, x1, y1): (f64, f64, f64),
+    copy_line: &[(f64, f64)],
+    series: &BTreeMap<String, Vec<(f64, f64)>>,
+) -> DrawResult {
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, 0.0..y1)?;
+    // One label per power of two (every other one over a wide range).
+    let step = if x1 - x0 > 12.0 { 2.0 } else { 1.0 };
+    chart
+        .configure_mesh()
+        .x_labels(((x1 - x0) / step) as usize + 1)
+        .x_label_formatter(&|x| format!("2^{}", x.round() as i64))
+        .y_labels(6)
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_desc("elements (n)")
+        .y_desc("GB/s (n reads + n writes)")
+        .max_light_lines(0)
+        .bold_line_style(BLACK.mix(0.12))
+        .draw()?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            copy_line.iter().copied(),
+            6,
+            4,
+            BLACK.stroke_width(2),
+        ))?
+        .label("device-to-device copy")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 24, y)], BLACK.stroke_width(2)));
+    for (i, (name, pts)) in series.iter().enumerate() {
+        let color = Palette99::pick(i).stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], color));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK.mix(0.3))
+        .draw()?;
+    root.present()?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -171,8 +134,11 @@ mod tests {
             })
             .collect();
         let svg = to_svg("t", &rows);
-        assert_eq!(svg.matches("<polyline").count(), 3);
+        // The two scan lines (one polyline each) and the copy (dashed: many short segments).
+        assert!(svg.matches("<polyline").count() >= 2, "{svg}");
         assert!(svg.contains("device-to-device copy"));
-        assert!(svg.ends_with("</svg>\n"));
+        assert!(svg.contains("single-pass add i32") && svg.contains("blelloch add i32"));
+        assert!(svg.contains("2^20"), "{svg}");
+        assert!(svg.trim_end().ends_with("</svg>"));
     }
 }
