@@ -192,10 +192,11 @@ impl TuningPolicy {
     /// The default policy for a scan of shape `variant` ([`TuningPolicy::for_target`] for the
     /// flat and the reverse scan).
     ///
-    /// A segmented scan holds `(value, head)` pairs in registers (the element plus a 4-byte flag,
-    /// [`crate::layout::segmented_size`]), so its register budget is that of the pair, and its
-    /// items per thread fit a 32-bit head mask. Strided rows have no contiguous tile for the L2
-    /// prefetch to ask for.
+    /// A segmented scan keeps its items as elements with a 64-bit head mask and lifts one item
+    /// at a time into a `(value, head)` pair (templates/tile.cu.tera), so it takes the element's
+    /// shape; its block scan and look-back move the pair
+    /// ([`crate::layout::segmented_size`]). Strided rows have no contiguous tile for the L2
+    /// prefetch to ask for; staged keys and flags need shared memory beside the tile.
     pub fn for_variant(
         sm: u32,
         algorithm: Algorithm,
@@ -207,10 +208,8 @@ impl TuningPolicy {
             return TuningPolicy::for_target(sm, algorithm, elem_size);
         }
         let scanned = crate::layout::segmented_size(elem_size, elem_align);
-        let mut policy = TuningPolicy::for_target(sm, algorithm, scanned);
-        policy.items_per_thread = policy.items_per_thread.min(32);
-        // The tile buffer holds the element, not the pair: keep the element's vector width.
-        policy.vector_bytes = TuningPolicy::for_target(sm, algorithm, elem_size).vector_bytes;
+        let mut policy = TuningPolicy::for_target(sm, algorithm, elem_size);
+        policy.items_per_thread = policy.items_per_thread.min(64);
         if matches!(variant.segments, crate::Segments::Rows { strided: true }) {
             policy.l2_prefetch_tiles = 0;
         }

@@ -356,9 +356,9 @@ pub fn generate_variant(
             TuningPolicy::MAX_STATIC_SHARED_BYTES
         )));
     }
-    if segmented && policy.items_per_thread > 32 {
+    if segmented && policy.items_per_thread > 64 {
         return Err(CodegenError::InvalidPolicy(format!(
-            "items_per_thread = {} must be at most 32 for a segmented scan (one head bit per item in a 32-bit mask)",
+            "items_per_thread = {} must be at most 64 for a segmented scan (one head bit per item in a 64-bit mask)",
             policy.items_per_thread
         )));
     }

@@ -413,7 +413,7 @@ mod tests {
         assert_eq!(
             id,
             format!(
-                "scangen {} | NVRTC 12.9 | sm_90 | --std=c++17 --gpu-architecture=sm_90",
+                "scangen {} | NVRTC 12.9 | sm_90 | --std=c++17 --gpu-architecture=sm_90 --fmad=false",
                 env!("CARGO_PKG_VERSION")
             )
         );
