@@ -3,6 +3,7 @@
 # into .gpu/, runnable on a machine with the NVIDIA driver and NVRTC but no Rust toolchain:
 #
 #   scripts/build-gpu-bundle.sh          # here: build .gpu/
+#   SCANGEN_BUNDLE_ONLY="variants graphs" scripts/build-gpu-bundle.sh   # only those tests
 #   .gpu/run-all.sh                      # there: run everything, print a summary
 #
 # The executables are self-contained: cudarc dlopens libcuda.so.1 and libnvrtc at run time.
@@ -37,6 +38,19 @@ GPU_BINARIES=(
 # Extra entries from the environment, newline-separated, same formats.
 if [ -n "${SCANGEN_BUNDLE_TESTS:-}" ]; then mapfile -t -O "${#GPU_TESTS[@]}" GPU_TESTS <<<"$SCANGEN_BUNDLE_TESTS"; fi
 if [ -n "${SCANGEN_BUNDLE_BINARIES:-}" ]; then mapfile -t -O "${#GPU_BINARIES[@]}" GPU_BINARIES <<<"$SCANGEN_BUNDLE_BINARIES"; fi
+# SCANGEN_BUNDLE_ONLY="variants gpu_suite": build only the test executables with those names
+# (all of them together outgrow what the device tool carries; one run rarely needs them all).
+if [ -n "${SCANGEN_BUNDLE_ONLY:-}" ]; then
+  selected=()
+  for args in "${GPU_TESTS[@]}"; do
+    name="${args##*--test }"
+    for want in $SCANGEN_BUNDLE_ONLY; do
+      [ "$name" = "$want" ] && selected+=("$args")
+    done
+  done
+  [ "${#selected[@]}" -gt 0 ] || { echo "SCANGEN_BUNDLE_ONLY matches no test: $SCANGEN_BUNDLE_ONLY" >&2; exit 1; }
+  GPU_TESTS=("${selected[@]}")
+fi
 
 # Prints the executables a cargo --message-format=json build produced; with "test", only test
 # harnesses (`cargo test --no-run -p P --test T` also builds P's binaries for CARGO_BIN_EXE_*).
