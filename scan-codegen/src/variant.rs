@@ -61,6 +61,14 @@ impl Segments {
         !matches!(self, Segments::None)
     }
 
+    /// Whether a kernel built for `self` runs data for `given`: the same rule, or contiguous
+    /// rows on a strided-rows kernel (a row stride equal to cols).
+    pub fn accepts(self, given: Segments) -> bool {
+        given == self
+            || (self == Segments::Rows { strided: true }
+                && given == Segments::Rows { strided: false })
+    }
+
     /// The name the templates switch on.
     pub fn kind_name(self) -> &'static str {
         match self {

@@ -552,18 +552,7 @@ impl<Op: ScanOp> CpuScanner<Op> {
         input: &[Op::Elem],
         segments: crate::HostSegments<'_>,
     ) -> Result<Vec<Op::Elem>, ScanError> {
-        let built = self.variant.segments;
-        let given = segments.rule();
-        if built != given
-            && !(built == scan_codegen::Segments::Rows { strided: true }
-                && given == scan_codegen::Segments::Rows { strided: false })
-        {
-            return Err(ScanError::SegmentsMismatch {
-                scanner: built.to_string(),
-                given: given.to_string(),
-                given_rule: format!("{given:?}"),
-            });
-        }
+        ScanError::check_rule(self.variant.segments, segments.rule())?;
         let mut out = input.to_vec();
         crate::cpu_variant::scan_variant_in_place::<Op>(
             &mut out,
@@ -586,14 +575,7 @@ impl<Op: ScanOp> CpuScanner<Op> {
     }
 
     fn check_unsegmented(&self) -> Result<(), ScanError> {
-        if self.variant.segments.is_segmented() {
-            return Err(ScanError::SegmentsMismatch {
-                scanner: self.variant.segments.to_string(),
-                given: "none".into(),
-                given_rule: "Segments::None".into(),
-            });
-        }
-        Ok(())
+        ScanError::check_rule(self.variant.segments, scan_codegen::Segments::None)
     }
 
     /// Scans after the initial value `init`; returns the scan and its total, as the GPU

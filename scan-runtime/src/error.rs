@@ -143,6 +143,21 @@ impl ScanError {
 
     /// [`ScanError::LengthMismatch`] unless the input and output lengths agree; every backend
     /// checks this before touching either buffer.
+    /// [`ScanError::SegmentsMismatch`] unless a scanner built for `built` runs data for `given`.
+    pub(crate) fn check_rule(
+        built: scan_codegen::Segments,
+        given: scan_codegen::Segments,
+    ) -> Result<(), ScanError> {
+        if built.accepts(given) {
+            return Ok(());
+        }
+        Err(ScanError::SegmentsMismatch {
+            scanner: built.to_string(),
+            given: given.to_string(),
+            given_rule: format!("{given:?}"),
+        })
+    }
+
     pub(crate) fn check_segment_len(
         what: &'static str,
         len: usize,

@@ -484,21 +484,8 @@ where
         }
     }
 
-    /// [`ScanError::SegmentsMismatch`] unless data for `given` fits the scanner's rule (a
-    /// strided-rows kernel also runs contiguous rows).
     fn check_rule(&self, given: Segments) -> Result<(), ScanError> {
-        let built = self.variant().segments;
-        let fits = given == built
-            || (built == Segments::Rows { strided: true }
-                && given == Segments::Rows { strided: false });
-        if fits {
-            return Ok(());
-        }
-        Err(ScanError::SegmentsMismatch {
-            scanner: built.to_string(),
-            given: given.to_string(),
-            given_rule: format!("{given:?}"),
-        })
+        ScanError::check_rule(self.variant().segments, given)
     }
 
     /// Checks segment data against the scanner's rule and `len` (the buffers' length); returns

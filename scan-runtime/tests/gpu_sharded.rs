@@ -14,7 +14,6 @@
 //! cargo test --release -p scan-runtime --features nccl --test gpu_sharded -- --ignored --test-threads=1
 //! ```
 
-use scan_core::BuiltinOp;
 use scan_runtime::builtin::Add;
 use scan_runtime::cpu;
 use scan_runtime::cudarc::driver::DeviceRepr;
@@ -23,7 +22,7 @@ use std::time::Duration;
 
 mod common;
 use common::ops::{Compose, MatMul};
-use common::{opts, Rng, TestValue};
+use common::{opts, random_values, Rng, TestValue};
 
 const ALGORITHMS: [Algorithm; 3] = [
     Algorithm::SinglePass,
@@ -34,10 +33,6 @@ const MODES: [ScanMode; 2] = [ScanMode::Inclusive, ScanMode::Exclusive];
 
 fn gpu() -> Gpu {
     common::gpu("gpu_sharded")
-}
-
-fn random<T: TestValue>(rng: &mut Rng, n: usize) -> Vec<T> {
-    (0..n).map(|_| T::random(rng, BuiltinOp::Add)).collect()
 }
 
 /// The reference: each shard's expected part of the scan of the concatenation, and the total.
@@ -157,8 +152,8 @@ fn reducer_matches_the_cpu_fold() {
         tile * tile + 3,
         3_000_001,
     ] {
-        let xs: Vec<i64> = random(&mut rng, n);
-        let init: i64 = random(&mut rng, 1)[0];
+        let xs: Vec<i64> = random_values(&mut rng, n);
+        let init: i64 = random_values(&mut rng, 1)[0];
         let want = xs.iter().fold(init, |a, &x| a.wrapping_add(x));
         report.record(
             format!("add i64 n={n}"),
@@ -166,8 +161,8 @@ fn reducer_matches_the_cpu_fold() {
                 .map_err(|e| e.to_string())
                 .and_then(|got| compare("total", &[got], &[want])),
         );
-        let ms: Vec<common::ops::Mat2> = random(&mut rng, n);
-        let init = random::<common::ops::Mat2>(&mut rng, 1)[0];
+        let ms: Vec<common::ops::Mat2> = random_values(&mut rng, n);
+        let init = random_values::<common::ops::Mat2>(&mut rng, 1)[0];
         let want = ms.iter().fold(init, |a, &x| MatMul::combine(a, x));
         report.record(
             format!("matmul n={n}"),
@@ -186,10 +181,11 @@ fn thread_ranks_on_one_gpu_match_the_reference() {
     let mut report = Report::default();
     let mut rng = Rng::new("thread ranks");
     for lens in layouts() {
-        let mats: Vec<Vec<common::ops::Mat2>> = lens.iter().map(|&n| random(&mut rng, n)).collect();
+        let mats: Vec<Vec<common::ops::Mat2>> =
+            lens.iter().map(|&n| random_values(&mut rng, n)).collect();
         let maps: Vec<Vec<common::ops::Affine>> =
-            lens.iter().map(|&n| random(&mut rng, n)).collect();
-        let ints: Vec<Vec<i32>> = lens.iter().map(|&n| random(&mut rng, n)).collect();
+            lens.iter().map(|&n| random_values(&mut rng, n)).collect();
+        let ints: Vec<Vec<i32>> = lens.iter().map(|&n| random_values(&mut rng, n)).collect();
         for algorithm in ALGORITHMS {
             for mode in MODES {
                 let case = |op: &str| format!("{op} {algorithm:?} {mode:?} {lens:?}");
@@ -317,7 +313,8 @@ mod nccl {
         let mut rng = Rng::new(seed);
         for case in 0..3 {
             let lens = shard_lens(gpus.len(), case);
-            let shards: Vec<Vec<Op::Elem>> = lens.iter().map(|&n| random(&mut rng, n)).collect();
+            let shards: Vec<Vec<Op::Elem>> =
+                lens.iter().map(|&n| random_values(&mut rng, n)).collect();
             let (expected, _) = reference::<Op>(&shards, mode);
             let streams: Vec<Arc<CudaStream>> =
                 gpus.iter().map(|g| g.new_stream().unwrap()).collect();
@@ -432,7 +429,7 @@ mod nccl {
         let mut rng = Rng::new("per process");
         let lens = shard_lens(size, 1);
         let shards: Vec<Vec<common::ops::Mat2>> =
-            lens.iter().map(|&n| random(&mut rng, n)).collect();
+            lens.iter().map(|&n| random_values(&mut rng, n)).collect();
         let (expected, _) = reference::<MatMul>(&shards, mode);
         let got = scanner.scan(&shards[rank]).unwrap();
         compare(&format!("rank {rank}"), &got, &expected[rank]).unwrap();

@@ -5,44 +5,17 @@
 //!
 //! Needs an NVIDIA GPU: every test is `#[ignore]`d (see gpu_suite.rs).
 
-use scan_core::BuiltinOp;
 use scan_runtime::builtin::{Add, Max};
 use scan_runtime::cpu;
 use scan_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use scan_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use scan_runtime::{Algorithm, Gpu, ScanError, ScanExtras, ScanMode, ScanOp};
-use std::sync::Arc;
 
 mod common;
 use common::ops::{Compose, LastOfRun, MatMul};
-use common::{first_mismatch, opts, Rng, TestValue};
+use common::{download, first_mismatch, opts, random_values, upload, Rng, TestValue};
 
 fn gpu() -> Gpu {
     common::gpu("seeded")
-}
-
-fn random<T: TestValue>(rng: &mut Rng, n: usize) -> Vec<T> {
-    (0..n).map(|_| T::random(rng, BuiltinOp::Add)).collect()
-}
-
-fn upload<T: DeviceRepr>(stream: &Arc<CudaStream>, host: &[T]) -> CudaSlice<T> {
-    if host.is_empty() {
-        return stream.null::<T>().expect("empty buffer");
-    }
-    stream.clone_htod(host).expect("upload")
-}
-
-fn download<T: DeviceRepr + Clone>(
-    stream: &Arc<CudaStream>,
-    device: &CudaSlice<T>,
-    like: &[T],
-) -> Vec<T> {
-    let mut host = like.to_vec();
-    if !host.is_empty() {
-        stream.memcpy_dtoh(device, &mut host).expect("download");
-    }
-    stream.synchronize().expect("scan finished");
-    host
 }
 
 /// Which extras a case asks for.
@@ -68,8 +41,8 @@ where
     let mut scanner = gpu
         .scanner::<Op>(opts(algorithm, mode))
         .map_err(|e| e.to_string())?;
-    let input = random::<Op::Elem>(rng, n);
-    let init = random::<Op::Elem>(rng, 1)[0];
+    let input = random_values::<Op::Elem>(rng, n);
+    let init = random_values::<Op::Elem>(rng, 1)[0];
     let (with_init, with_total) = match extras {
         Extras::Init => (true, false),
         Extras::Total => (false, true),
@@ -83,7 +56,7 @@ where
     let mut d_out = upload(&stream, &input);
     let d_init = upload(&stream, &[init]);
     // Filled with something that is not the answer, so a missing write shows.
-    let mut d_total = upload(&stream, &random::<Op::Elem>(rng, 1));
+    let mut d_total = upload(&stream, &random_values::<Op::Elem>(rng, 1));
     let mut ex = ScanExtras::new();
     if with_init {
         ex = ex.init(&d_init);
@@ -225,8 +198,8 @@ fn chained(gpu: &Gpu, algorithm: Algorithm, mode: ScanMode, rng: &mut Rng) -> Re
         .map_err(|e| e.to_string())?
         .ok_or("the capture recorded nothing")?;
     for replay in 0..200 {
-        let ha = random::<common::ops::Mat2>(rng, na);
-        let hb = random::<common::ops::Mat2>(rng, nb);
+        let ha = random_values::<common::ops::Mat2>(rng, na);
+        let hb = random_values::<common::ops::Mat2>(rng, nb);
         stream.memcpy_htod(&ha, &mut a).map_err(|e| e.to_string())?;
         stream.memcpy_htod(&hb, &mut b).map_err(|e| e.to_string())?;
         graph.launch().map_err(|e| e.to_string())?;

@@ -12,15 +12,9 @@ use std::time::{Duration, Instant};
 
 mod common;
 use common::ops::{Compose, MatMul};
-use common::{Rng, TestValue};
+use common::{random_values, Rng, TestValue};
 
 const MODES: [ScanMode; 2] = [ScanMode::Inclusive, ScanMode::Exclusive];
-
-fn random<T: TestValue>(rng: &mut Rng, n: usize) -> Vec<T> {
-    (0..n)
-        .map(|_| T::random(rng, scan_core::BuiltinOp::Add))
-        .collect()
-}
 
 type RankResult<T> = Result<(Vec<T>, T), ShardError>;
 
@@ -107,7 +101,7 @@ fn layouts() -> Vec<Vec<usize>> {
 fn non_commutative_matrices_match_the_reference() {
     let mut rng = Rng::new("sharded matmul");
     for lens in layouts() {
-        let shards: Vec<_> = lens.iter().map(|&n| random(&mut rng, n)).collect();
+        let shards: Vec<_> = lens.iter().map(|&n| random_values(&mut rng, n)).collect();
         for mode in MODES {
             check_case::<MatMul>(&shards, mode, &format!("matmul {lens:?}"));
         }
@@ -118,7 +112,7 @@ fn non_commutative_matrices_match_the_reference() {
 fn affine_composition_matches_the_reference() {
     let mut rng = Rng::new("sharded affine");
     for lens in layouts() {
-        let shards: Vec<_> = lens.iter().map(|&n| random(&mut rng, n)).collect();
+        let shards: Vec<_> = lens.iter().map(|&n| random_values(&mut rng, n)).collect();
         for mode in MODES {
             check_case::<Compose>(&shards, mode, &format!("compose {lens:?}"));
         }
@@ -129,7 +123,7 @@ fn affine_composition_matches_the_reference() {
 fn integer_sums_match_the_reference() {
     let mut rng = Rng::new("sharded add");
     for lens in layouts() {
-        let shards: Vec<Vec<i64>> = lens.iter().map(|&n| random(&mut rng, n)).collect();
+        let shards: Vec<Vec<i64>> = lens.iter().map(|&n| random_values(&mut rng, n)).collect();
         for mode in MODES {
             check_case::<Add<i64>>(&shards, mode, &format!("add i64 {lens:?}"));
         }
@@ -141,7 +135,8 @@ fn rank_order_matters_for_a_non_commutative_op() {
     // Folding the totals in any other order than rank order gives a different answer: make sure
     // the data would expose it (rank 1's prefix is rank 0's total, not the other way round).
     let mut rng = Rng::new("order");
-    let shards: Vec<Vec<common::ops::Mat2>> = vec![random(&mut rng, 4), random(&mut rng, 4)];
+    let shards: Vec<Vec<common::ops::Mat2>> =
+        vec![random_values(&mut rng, 4), random_values(&mut rng, 4)];
     let a = shards[0]
         .iter()
         .fold(MatMul::identity(), |acc, &x| MatMul::combine(acc, x));
@@ -157,7 +152,7 @@ fn a_rank_failing_before_the_collective_fails_every_rank_in_bounded_time() {
     let mut rng = Rng::new("fail");
     let shards: Vec<Vec<i64>> = [100, 200, 300, 50]
         .iter()
-        .map(|&n| random(&mut rng, n))
+        .map(|&n| random_values(&mut rng, n))
         .collect();
     // The timeout is long: the others must learn of the failure from the abort, not by waiting.
     let start = Instant::now();

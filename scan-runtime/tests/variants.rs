@@ -7,47 +7,21 @@
 //!
 //! Needs an NVIDIA GPU: every test is `#[ignore]`d (see gpu_suite.rs).
 
-use scan_core::BuiltinOp;
 use scan_core::PrimType;
 use scan_runtime::builtin::{Add, Max};
-use scan_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use scan_runtime::{
     Algorithm, DeviceSegments, Gpu, HostSegments, OffsetWidth, ScanError, ScanExtras, ScanMode,
     ScanOp, ScanOptions, Segments,
 };
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 mod common;
 use common::ops::{Compose, LastOfRun, MatMul};
 use common::segments::{ranges, reference, starts};
-use common::{first_mismatch, Rng, TestValue};
+use common::{download, first_mismatch, random_values, upload, Rng, TestValue};
 
 fn gpu() -> Gpu {
     common::gpu("variants")
-}
-
-fn random<T: TestValue>(rng: &mut Rng, n: usize) -> Vec<T> {
-    (0..n).map(|_| T::random(rng, BuiltinOp::Add)).collect()
-}
-
-fn upload<T: DeviceRepr>(stream: &Arc<CudaStream>, host: &[T]) -> CudaSlice<T> {
-    if host.is_empty() {
-        return stream.null::<T>().expect("empty buffer");
-    }
-    stream.clone_htod(host).expect("upload")
-}
-
-fn download<T: DeviceRepr + Clone>(
-    stream: &Arc<CudaStream>,
-    d: &CudaSlice<T>,
-    like: &[T],
-) -> Vec<T> {
-    let mut host = like.to_vec();
-    if !host.is_empty() {
-        stream.memcpy_dtoh(d, &mut host).expect("download");
-    }
-    stream.synchronize().expect("scan finished");
-    host
 }
 
 /// One case: a scanner for `rule`, data of `n` elements with a segment structure, checked
@@ -70,7 +44,7 @@ where
     let stream = gpu.new_stream().map_err(|e| e.to_string())?;
     let with_extras = kind % 2 == 1;
     let init = if with_extras {
-        Some(random::<Op::Elem>(rng, 1)[0])
+        Some(random_values::<Op::Elem>(rng, 1)[0])
     } else {
         None
     };
@@ -94,7 +68,7 @@ where
             (n, ranges(&st, n), None)
         }
     };
-    let input = random::<Op::Elem>(rng, len);
+    let input = random_values::<Op::Elem>(rng, len);
     let mut expected = input.clone();
     let expected_total = reference::<Op>(&input, &segs, mode, reverse, init, &mut expected);
     let starts: Vec<usize> = segs.iter().map(|&(a, _)| a).collect();
@@ -167,7 +141,7 @@ where
     let d_in = upload(&stream, &input);
     let mut d_out = upload(&stream, &input);
     let d_init = upload(&stream, &[init.unwrap()]);
-    let mut d_total = upload(&stream, &random::<Op::Elem>(rng, 1));
+    let mut d_total = upload(&stream, &random_values::<Op::Elem>(rng, 1));
     let d_flags;
     let d_k8;
     let d_k32;
@@ -359,8 +333,8 @@ fn reverse_scans_on_every_algorithm() {
                     65_537,
                     40 * tile + 3,
                 ] {
-                    let input = random::<Op::Elem>(&mut rng, n);
-                    let init = random::<Op::Elem>(&mut rng, 1)[0];
+                    let input = random_values::<Op::Elem>(&mut rng, n);
+                    let init = random_values::<Op::Elem>(&mut rng, 1)[0];
                     let mut expected = input.clone();
                     let total =
                         reference::<Op>(&input, &[(0, n)], mode, true, Some(init), &mut expected);

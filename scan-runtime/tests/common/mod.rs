@@ -227,3 +227,33 @@ pub fn build_in_parallel(gpu: &Gpu, builds: &[(&str, Build)], log_prefix: &str) 
     );
     failures.into_inner().unwrap()
 }
+
+/// `n` random test values (the add flavour of `TestValue::random`).
+pub fn random_values<T: TestValue>(rng: &mut Rng, n: usize) -> Vec<T> {
+    (0..n).map(|_| T::random(rng, BuiltinOp::Add)).collect()
+}
+
+/// A device copy of `host` (a null buffer for an empty one).
+pub fn upload<T: DeviceRepr>(
+    stream: &std::sync::Arc<scan_runtime::cudarc::driver::CudaStream>,
+    host: &[T],
+) -> scan_runtime::cudarc::driver::CudaSlice<T> {
+    if host.is_empty() {
+        return stream.null::<T>().expect("empty buffer");
+    }
+    stream.clone_htod(host).expect("upload")
+}
+
+/// `device` copied to the host (shaped like `like`), after the stream has finished.
+pub fn download<T: DeviceRepr + Clone>(
+    stream: &std::sync::Arc<scan_runtime::cudarc::driver::CudaStream>,
+    device: &scan_runtime::cudarc::driver::CudaSlice<T>,
+    like: &[T],
+) -> Vec<T> {
+    let mut host = like.to_vec();
+    if !host.is_empty() {
+        stream.memcpy_dtoh(device, &mut host).expect("download");
+    }
+    stream.synchronize().expect("scan finished");
+    host
+}

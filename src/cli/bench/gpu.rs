@@ -174,7 +174,7 @@ pub fn sample_buffer<T: Sample>(
 }
 
 /// Milliseconds between CUDA events recorded around `work` on `stream`.
-fn time(
+pub fn time(
     stream: &Arc<CudaStream>,
     work: impl FnOnce() -> Result<(), ScanError>,
 ) -> Result<f64, ScanError> {
@@ -192,6 +192,9 @@ fn time(
     Ok(ms as f64)
 }
 
-fn driver(step: &'static str, source: scangen::runtime::cudarc::driver::DriverError) -> ScanError {
+pub fn driver(
+    step: &'static str,
+    source: scangen::runtime::cudarc::driver::DriverError,
+) -> ScanError {
     ScanError::Driver { step, source }
 }

@@ -3,14 +3,14 @@
 //! run: every byte the scan reads and writes counts (values in and out, keys, flags, offsets),
 //! and the copy moves half of them in and half out.
 
-use super::gpu::sample_buffer;
+use super::gpu::{driver, sample_buffer, time};
 use super::report::median;
 use super::sample::Sample;
 use super::BenchArgs;
 use crate::cli::typed_ops::AffineCompose;
 use scan_core::PrimType;
 use scangen::builtin::Add;
-use scangen::runtime::cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr};
+use scangen::runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use scangen::runtime::{
     DeviceSegments, Gpu, OffsetWidth, ScanError, ScanExtras, ScanOptions, Scanner, Segments,
 };
@@ -273,25 +273,4 @@ pub fn to_table(rows: &[VariantRow]) -> String {
         ));
     }
     out
-}
-
-fn time(
-    stream: &Arc<CudaStream>,
-    work: impl FnOnce() -> Result<(), ScanError>,
-) -> Result<f64, ScanError> {
-    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let start = stream
-        .record_event(flags)
-        .map_err(|e| driver("recording a timing event", e))?;
-    work()?;
-    let end = stream
-        .record_event(flags)
-        .map_err(|e| driver("recording a timing event", e))?;
-    Ok(start
-        .elapsed_ms(&end)
-        .map_err(|e| driver("reading a timing event", e))? as f64)
-}
-
-fn driver(step: &'static str, source: scangen::runtime::cudarc::driver::DriverError) -> ScanError {
-    ScanError::Driver { step, source }
 }
