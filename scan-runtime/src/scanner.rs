@@ -543,9 +543,7 @@ where
             } => ScanError::check_rows(rows, cols, row_stride, input.len() as u64)?,
             _ => input.len() as u64,
         };
-        if !matches!(segments, HostSegments::Rows { .. }) {
-            segments.starts(n)?; // checks lengths and offsets
-        }
+        segments.check(n)?;
         let mut result = input.to_vec();
         if n == 0 {
             // Nothing to launch; still an error for a scanner of another rule.

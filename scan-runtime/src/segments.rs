@@ -177,29 +177,40 @@ impl<'a> HostSegments<'a> {
         }
     }
 
+    /// Checks the data against an `n`-element scan without building anything: one flag or key
+    /// per element; offsets present, ascending and at most `n`. (Rows are checked against the
+    /// buffers by `ScanError::check_rows`.)
+    pub fn check(&self, n: u64) -> Result<(), crate::ScanError> {
+        use crate::ScanError;
+        match self {
+            HostSegments::Flags(f) => ScanError::check_segment_len("flags", f.len(), n),
+            HostSegments::Keys(k) => ScanError::check_segment_len("keys", k.len(), n),
+            HostSegments::Offsets32(o) => check_offsets(o.iter().map(|&x| u64::from(x)), n),
+            HostSegments::Offsets64(o) => check_offsets(o.iter().copied(), n),
+            HostSegments::Rows { .. } => Ok(()),
+        }
+    }
+
     /// Whether a segment starts at each position of the `n`-element row-major sequence
     /// (position 0 always does), after checking the data against `n`.
     pub fn starts(&self, n: u64) -> Result<Vec<bool>, crate::ScanError> {
-        use crate::ScanError;
-        let n_us = n as usize;
-        let mut starts = vec![false; n_us];
+        self.check(n)?;
+        let mut starts = vec![false; n as usize];
         match self {
             HostSegments::Flags(f) => {
-                ScanError::check_segment_len("flags", f.len(), n)?;
                 for (s, &x) in starts.iter_mut().zip(f.iter()) {
                     *s = x != 0;
                 }
             }
             HostSegments::Keys(k) => {
-                ScanError::check_segment_len("keys", k.len(), n)?;
                 for (i, s) in starts.iter_mut().enumerate().skip(1) {
                     *s = k.differs(i);
                 }
             }
             HostSegments::Offsets32(o) => {
-                mark_offsets(o.iter().map(|&x| u64::from(x)), n, &mut starts)?
+                mark_offsets(o.iter().map(|&x| u64::from(x)), n, &mut starts)
             }
-            HostSegments::Offsets64(o) => mark_offsets(o.iter().copied(), n, &mut starts)?,
+            HostSegments::Offsets64(o) => mark_offsets(o.iter().copied(), n, &mut starts),
             HostSegments::Rows { cols, .. } => {
                 for (i, s) in starts.iter_mut().enumerate() {
                     *s = (i as u64).checked_rem(*cols) == Some(0);
@@ -213,11 +224,8 @@ impl<'a> HostSegments<'a> {
     }
 }
 
-fn mark_offsets(
-    offsets: impl Iterator<Item = u64>,
-    n: u64,
-    starts: &mut [bool],
-) -> Result<(), crate::ScanError> {
+/// Offsets present, ascending and at most `n`.
+fn check_offsets(offsets: impl Iterator<Item = u64>, n: u64) -> Result<(), crate::ScanError> {
     let mut previous = 0u64;
     let mut count = 0usize;
     for (k, o) in offsets.enumerate() {
@@ -231,9 +239,6 @@ fn mark_offsets(
             });
         }
         previous = o;
-        if o < n {
-            starts[o as usize] = true;
-        }
     }
     if count == 0 {
         return Err(crate::ScanError::BadOffsets {
@@ -244,6 +249,13 @@ fn mark_offsets(
         });
     }
     Ok(())
+}
+
+/// Marks the (checked) offsets below `n` as segment starts.
+fn mark_offsets(offsets: impl Iterator<Item = u64>, n: u64, starts: &mut [bool]) {
+    for o in offsets.filter(|&o| o < n) {
+        starts[o as usize] = true;
+    }
 }
 
 impl HostKeys<'_> {
