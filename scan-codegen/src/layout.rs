@@ -117,7 +117,7 @@ pub fn elem_words(elem_size: usize) -> u64 {
     (elem_size.max(1) as u64).div_ceil(4)
 }
 
-/// Bytes of single-pass tile state for `num_tiles` tiles (see `templates/look_back.cu.tera`).
+/// Bytes of single-pass tile state for `num_tiles` tiles (see `scan-codegen/templates/look_back.cu.tera`).
 /// The layout does not depend on `num_tiles` beyond the length: a larger state serves any
 /// smaller launch.
 pub fn tile_state_bytes(elem_size: usize, num_tiles: u64) -> u64 {

@@ -193,7 +193,7 @@ impl TuningPolicy {
     /// flat and the reverse scan).
     ///
     /// A segmented scan keeps its items as elements with a 64-bit head mask and lifts one item
-    /// at a time into a `(value, head)` pair (templates/tile.cu.tera), so it takes the element's
+    /// at a time into a `(value, head)` pair (scan-codegen/templates/tile.cu.tera), so it takes the element's
     /// shape; its block scan and look-back move the pair
     /// ([`crate::layout::segmented_size`]). Strided rows have no contiguous tile for the L2
     /// prefetch to ask for; staged keys and flags need shared memory beside the tile.

@@ -1,4 +1,4 @@
-//! Template rendering: [`generate`] fills the kernel templates of `templates/` for one operator.
+//! Template rendering: [`generate`] fills the kernel templates of `scan-codegen/templates/` for one operator.
 
 use crate::layout;
 use crate::variant::{Direction, ScanVariant, Segments};
@@ -151,42 +151,42 @@ pub fn snapshot_name(
 const TEMPLATES: [(&str, &str); 11] = [
     (
         "rust_semantics.cu.tera",
-        include_str!("../../templates/rust_semantics.cu.tera"),
+        scan_core::RUST_SEMANTICS_CU,
     ),
     (
         "prelude.cu.tera",
-        include_str!("../../templates/prelude.cu.tera"),
+        include_str!("../templates/prelude.cu.tera"),
     ),
     (
         "warp_scan.cu.tera",
-        include_str!("../../templates/warp_scan.cu.tera"),
+        include_str!("../templates/warp_scan.cu.tera"),
     ),
     (
         "block_scan_kogge_stone.cu.tera",
-        include_str!("../../templates/block_scan_kogge_stone.cu.tera"),
+        include_str!("../templates/block_scan_kogge_stone.cu.tera"),
     ),
     (
         "block_scan_blelloch.cu.tera",
-        include_str!("../../templates/block_scan_blelloch.cu.tera"),
+        include_str!("../templates/block_scan_blelloch.cu.tera"),
     ),
-    ("tile.cu.tera", include_str!("../../templates/tile.cu.tera")),
+    ("tile.cu.tera", include_str!("../templates/tile.cu.tera")),
     (
         "segments.cu.tera",
-        include_str!("../../templates/segments.cu.tera"),
+        include_str!("../templates/segments.cu.tera"),
     ),
     (
         "look_back.cu.tera",
-        include_str!("../../templates/look_back.cu.tera"),
+        include_str!("../templates/look_back.cu.tera"),
     ),
     (
         "single_pass.cu.tera",
-        include_str!("../../templates/single_pass.cu.tera"),
+        include_str!("../templates/single_pass.cu.tera"),
     ),
     (
         "hierarchical.cu.tera",
-        include_str!("../../templates/hierarchical.cu.tera"),
+        include_str!("../templates/hierarchical.cu.tera"),
     ),
-    ("scan.cu.tera", include_str!("../../templates/scan.cu.tera")),
+    ("scan.cu.tera", include_str!("../templates/scan.cu.tera")),
 ];
 
 fn engine() -> Result<&'static tera::Tera, CodegenError> {

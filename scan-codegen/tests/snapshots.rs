@@ -3,7 +3,7 @@
 //!
 //! Review changes with `cargo insta review`, or accept with `INSTA_UPDATE=always`.
 //!
-//! The Rust-semantics helpers (`templates/rust_semantics.cu.tera`, owned by scan-lower) are
+//! The Rust-semantics helpers (`scan-core/templates/rust_semantics.cu.tera`, owned by scan-lower) are
 //! elided from the snapshots, so editing them does not churn every snapshot here; they are
 //! compiled by the NVRTC test like everything else.
 

@@ -1,7 +1,7 @@
 //! The single-pass kernel's device-side launch state (ARCHITECTURE.md, "Launch rules"), modelled
 //! on the CPU: claim + reset, and the stale-status sweep that makes the epoch wrap safe with no
 //! host involvement. The model follows `ScanTileState::claim` / `sweep_stale` in
-//! templates/look_back.cu.tera step for step; the GPU tests (scan-runtime/tests/graphs.rs) run
+//! scan-codegen/templates/look_back.cu.tera step for step; the GPU tests (scan-runtime/tests/graphs.rs) run
 //! the real kernels across the wrap.
 
 /// The tile state as the protocol sees it: the launch word, the sweep cursor and each slot's

@@ -130,7 +130,7 @@ impl FieldType {
     }
 
     /// The C++ type generated code declares the field with (`rs_array` is the array template
-    /// of `templates/rust_semantics.cu.tera`).
+    /// of `scan-core/templates/rust_semantics.cu.tera`).
     pub fn c_type(&self) -> String {
         match self {
             FieldType::Prim(p) => p.name().to_string(),

@@ -14,3 +14,9 @@ pub use builtin::{BuiltinOp, UnsupportedBuiltin};
 pub use element::{field_type_of, FieldType, Leaf, PrimType, ScanElement, StructDecl, StructField};
 pub use op::ScanOp;
 pub use spec::{ElementType, OpSpec};
+
+/// The Rust-semantics C++ helpers every generated kernel includes (`rs_wrapping_add`, `rs_shl`,
+/// `rs_max`, ...): what lowered operators call so that the CUDA keeps Rust's meaning. Lives here,
+/// below both the lowering (which emits calls to them) and the code generator (which renders them
+/// into every kernel), so neither depends on the other.
+pub const RUST_SEMANTICS_CU: &str = include_str!("../templates/rust_semantics.cu.tera");

@@ -42,7 +42,7 @@ impl ElementType {
 /// __device__ __forceinline__ T scan_identity() { <identity_body> }
 /// ```
 /// Both bodies are complete C++ statement lists ending in a `return`. They may use the helpers of
-/// the generated prelude (`rs_wrapping_add`, `rs_max`, ... see `templates/prelude.cu.tera`).
+/// the generated prelude (`rs_wrapping_add`, `rs_max`, ... see `scan-codegen/templates/prelude.cu.tera`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpSpec {
     /// The operator's name (`max`, `AffineCompose`): used in comments and snapshot names.

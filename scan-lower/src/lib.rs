@@ -5,7 +5,7 @@
 //! their spans) -> a shape/signature check (its own pass) -> C++ text. Errors are collected,
 //! never returned one at a time, so a user sees every mistake in one compile.
 //!
-//! The emitted C++ calls the helpers of `templates/rust_semantics.cu.tera` (`rs_add`,
+//! The emitted C++ calls the helpers of `scan-core/templates/rust_semantics.cu.tera` (`rs_add`,
 //! `rs_max`, `rs_cast<T>`, ...), which give the Rust meaning of a release build.
 
 mod debug;
@@ -28,7 +28,7 @@ pub use op::{
 };
 
 /// The Rust-semantics C++ helpers every generated kernel includes.
-pub const RUST_SEMANTICS_CU: &str = include_str!("../../templates/rust_semantics.cu.tera");
+pub use scan_core::RUST_SEMANTICS_CU;
 
 /// What a host C++ compiler needs to compile [`RUST_SEMANTICS_CU`] and lowered operators
 /// (the prelude's typedefs, the CUDA qualifiers as nothing, the intrinsics the helpers call):

@@ -1,4 +1,4 @@
-//! Differential test of `templates/rust_semantics.cu.tera` against Rust itself: the helpers are
+//! Differential test of `scan-core/templates/rust_semantics.cu.tera` against Rust itself: the helpers are
 //! compiled for the host with a small shim for the CUDA intrinsics (g++ or c++, skipped with a
 //! message when neither exists) and checked on edge values of every integer type (wrapping,
 //! saturating, shifts, rotates, bit counts, division by zero) and on `as` casts.

@@ -1,4 +1,4 @@
-//! Lowers several operators and compiles each, with `templates/rust_semantics.cu.tera`, with
+//! Lowers several operators and compiles each, with `scan-core/templates/rust_semantics.cu.tera`, with
 //! NVRTC (`--std=c++17`, no includes), requiring an empty compile log (no warnings).
 //!
 //! Skipped when libnvrtc cannot be loaded (`. scripts/cuda-tools.sh` provides it), unless

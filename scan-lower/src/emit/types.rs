@@ -7,7 +7,7 @@ use crate::names::{field_name, struct_name};
 use proc_macro2::Span;
 use scan_core::PrimType;
 
-/// Tuples lower to `rs_tuple2` .. `rs_tuple6` (templates/rust_semantics.cu.tera).
+/// Tuples lower to `rs_tuple2` .. `rs_tuple6` (scan-core/templates/rust_semantics.cu.tera).
 pub(super) const MAX_TUPLE: usize = 6;
 
 impl Lowerer<'_> {
