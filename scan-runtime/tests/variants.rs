@@ -129,7 +129,7 @@ where
                 row_stride,
             };
         }
-        Segments::None => unreachable!(),
+        Segments::None | Segments::Columns => unreachable!("columns: tests/columns.rs"),
     }
     if !with_extras {
         let got = scanner
@@ -179,6 +179,7 @@ where
             cols,
             row_stride,
         } => DeviceSegments::rows(rows, cols, row_stride),
+        HostSegments::Columns { .. } => unreachable!("columns: tests/columns.rs"),
     };
     let ex = ScanExtras::new()
         .init(&d_init)
