@@ -106,6 +106,7 @@ fn agrees_on_edge_values<Op: ScanOp>(source: &str) {
         &scangen::laws::LawConfig {
             samples: SAMPLES,
             seed: 23,
+            ..Default::default()
         },
     );
     // SAFETY: the sampler writes every field (`bool`s as 0 or 1) and zeroes the padding.
