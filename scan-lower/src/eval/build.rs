@@ -114,7 +114,7 @@ fn struct_def(
         .iter()
         .zip(decl.field_offsets())
         .map(|(f, offset)| FieldDef {
-            name: f.name.clone(),
+            rust: rust_field_name(&f.name),
             ty: field_target(&f.ty, c_to_rust, defs),
             offset,
         })
@@ -138,5 +138,14 @@ fn field_target(
         FieldType::Bool => Target::Bool,
         FieldType::Array(t, n) => Target::Array(Box::new(field_target(t, c_to_rust, defs)), *n),
         FieldType::Struct(d) => Target::Struct(struct_def(d, c_to_rust, defs)),
+    }
+}
+
+/// The Rust name of a field from its C name: `crate::names::field_name` appends one `_` to a
+/// reserved name or one ending in `_`, so that is the `_` to take off.
+fn rust_field_name(c: &str) -> String {
+    match c.strip_suffix('_') {
+        Some(r) if crate::names::field_name(r) == c => r.to_string(),
+        _ => c.to_string(),
     }
 }

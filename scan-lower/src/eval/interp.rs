@@ -106,6 +106,12 @@ impl<'p> Interp<'p> {
 
     pub fn eval(&mut self, f: &mut Frame, e: &Expr) -> R<Value> {
         let span = e.span;
+        // A field or part of a local is read in place: `l.value` copies one field, not `l`.
+        if matches!(e.kind, ExprKind::Field(..) | ExprKind::TupleField(..)) {
+            if let Some(v) = peek(f, e) {
+                return Ok(v.clone());
+            }
+        }
         match &e.kind {
             ExprKind::Lit(l) => Ok(literal(l)),
             ExprKind::Var(name) => self.var(f, name, span),
@@ -274,6 +280,22 @@ impl<'p> Interp<'p> {
                     .collect::<R<Vec<_>>>()?,
             ),
         })
+    }
+}
+
+/// The value a chain of fields of a local names, borrowed (`None`: not such a chain).
+fn peek<'f>(f: &'f Frame, e: &Expr) -> Option<&'f Value> {
+    match &e.kind {
+        ExprKind::Var(n) => f.local(n),
+        ExprKind::Field(b, name) => match peek(f, b)? {
+            Value::Struct(d, fs) => fs.get(d.field(name)?),
+            _ => None,
+        },
+        ExprKind::TupleField(b, i) => match peek(f, b)? {
+            Value::Tuple(xs) => xs.get(*i),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -20,8 +20,8 @@ pub(crate) struct StructDef {
 
 #[derive(Debug)]
 pub(crate) struct FieldDef {
-    /// The C name (`crate::names::field_name` of the Rust name).
-    pub name: String,
+    /// The Rust name (without `r#`), which the IR uses.
+    pub rust: String,
     pub ty: Target,
     pub offset: usize,
 }
@@ -29,8 +29,8 @@ pub(crate) struct FieldDef {
 impl StructDef {
     /// The field a Rust name (`r#type` too) names; fields keep their C names (`type_`).
     pub fn field(&self, name: &str) -> Option<usize> {
-        let c = crate::names::field_name(name);
-        self.fields.iter().position(|f| f.name == c)
+        let name = name.strip_prefix("r#").unwrap_or(name);
+        self.fields.iter().position(|f| f.rust == name)
     }
 }
 
