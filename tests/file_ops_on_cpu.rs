@@ -117,7 +117,7 @@ fn scan_file_scans_npy_and_raw() {
     std::fs::write(dir.path().join("x.bin"), &raw).unwrap();
     let mut npy = b"\x93NUMPY\x01\x00".to_vec();
     let mut dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (100,), }".to_string();
-    while (10 + dict.len() + 1) % 64 != 0 {
+    while (10 + dict.len() + 1).checked_rem(64) != Some(0) {
         dict.push(' ');
     }
     dict.push('\n');
