@@ -39,6 +39,7 @@ fn agrees_on_gpu<Op: ScanOp>(gpu: &Gpu) -> Result<(), String> {
         &LawConfig {
             samples: 20_000,
             seed: 19,
+            ..Default::default()
         },
     )
     .map_err(|e| format!("{}: {e}", spec.name))?;

@@ -13,6 +13,7 @@ fn run<Op: ScanOp>() -> LawReport {
         &LawConfig {
             samples: 4000,
             seed: 11,
+            ..Default::default()
         },
     )
     .unwrap()

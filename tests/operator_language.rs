@@ -158,6 +158,7 @@ fn agrees_with_rust_on_edge_values<Op: ScanOp>() {
         &scangen::laws::LawConfig {
             samples: SAMPLES,
             seed: 17,
+            ..Default::default()
         },
     );
     // SAFETY: the sampler writes every field (`bool`s as 0 or 1) and zeroes the padding, and

@@ -332,6 +332,26 @@ impl OpsFile {
         })
     }
 
+    /// The operator `name`'s impl and the `#[scan_op] mod` items it sees.
+    pub(crate) fn op_item(&self, name: &str) -> Option<(&syn::ItemImpl, &[syn::Item])> {
+        self.ops
+            .iter()
+            .find(|(i, _)| op_name(i).as_deref() == Some(name))
+            .map(|(i, m)| (i, m.as_slice()))
+    }
+
+    /// The Rust name and layout of every `#[derive(ScanElement)]` struct whose layout can be
+    /// computed (the others are reported when an operator uses them).
+    pub(crate) fn struct_decls(&self) -> Vec<(String, StructDecl)> {
+        self.structs
+            .iter()
+            .filter_map(|s| {
+                let decl = self.struct_decl(s, &mut Vec::new()).ok()?;
+                Some((s.ident.to_string(), decl))
+            })
+            .collect()
+    }
+
     /// The full operator `name`: lowered bodies and element layout.
     pub fn op_spec(&self, name: &str) -> Result<OpSpec, FileError> {
         let Some((item, module)) = self

@@ -12,6 +12,7 @@ mod debug;
 mod element;
 mod emit;
 mod error;
+mod eval;
 mod file;
 mod ir;
 mod methods;
@@ -21,6 +22,7 @@ mod op;
 pub use element::{element_struct, prim_of_type, ElementStruct, FieldShape};
 pub use emit::ElemRef;
 pub use error::{Error, Errors};
+pub use eval::{EvalError, EvalOp};
 pub use file::{parse_ops_file, FileDiagnostic, FileError, OpsFile};
 pub use names::{field_name, struct_name};
 pub use op::{

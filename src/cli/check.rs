@@ -4,7 +4,7 @@ use super::op_source::OpSource;
 use super::typed_ops::with_op;
 use super::CliResult;
 use clap::Args;
-use scangen::laws::{check, CpuLaws, GpuLaws, LawConfig, LawEvaluator};
+use scangen::laws::{check, CpuLaws, EvalLaws, GpuLaws, LawConfig, LawEvaluator, Tolerance};
 use scangen::runtime::Gpu;
 use scangen::ScanOp;
 
@@ -21,12 +21,17 @@ pub struct CheckArgs {
     /// Check on the CPU only, even when a GPU is present.
     #[arg(long)]
     pub cpu_only: bool,
+    /// Largest float error still counted as rounding: relative to the computation's scale
+    /// (`1e-5`) or in ulps of the narrowest float field (`64ulps`). Default 1024ulps.
+    #[arg(long, value_name = "TOL")]
+    pub tolerance: Option<Tolerance>,
 }
 
 pub fn run(args: CheckArgs) -> CliResult {
     let config = LawConfig {
         samples: args.samples,
         seed: args.seed,
+        tolerance: args.tolerance.unwrap_or_default(),
     };
     let spec = args.source.resolve()?;
     let gpu = if args.cpu_only {
@@ -44,16 +49,15 @@ pub fn run(args: CheckArgs) -> CliResult {
     let mut gpu_laws = gpu.as_ref().map(|g| GpuLaws::new(g, spec.clone()));
 
     let report = if args.source.file.is_some() {
-        // The Rust combine of an operator in a file cannot run here; its generated CUDA can.
-        let gpu_laws = gpu_laws.as_mut().ok_or(
-            "checking an operator from a file runs its generated CUDA, which needs a GPU; \
-             without one, call scangen::laws::check with CpuLaws::<YourOp> from a Rust test",
-        )?;
-        check(
-            &spec.name,
-            &mut [gpu_laws as &mut dyn LawEvaluator],
-            &config,
-        )?
+        // The Rust of an operator in a file is never compiled: the evaluator of its lowered IR
+        // runs it on the CPU, and the generated CUDA on the GPU when there is one.
+        let op = args.source.evaluator()?;
+        let mut cpu = EvalLaws::new(&op);
+        let mut evaluators: Vec<&mut dyn LawEvaluator> = vec![&mut cpu];
+        if let Some(gpu) = gpu_laws.as_mut() {
+            evaluators.push(gpu);
+        }
+        check(&spec.name, &mut evaluators, &config)?
     } else {
         let op = spec.name.clone();
         let ty = args.source.ty.clone();

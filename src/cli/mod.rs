@@ -5,6 +5,7 @@ mod check;
 mod emit;
 mod op_source;
 mod ops;
+mod scan;
 mod tune;
 mod typed_ops;
 
@@ -30,6 +31,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Check that an operator is associative and that its identity is one.
     Check(check::CheckArgs),
+    /// Scan a .npy or raw binary file with an operator from a Rust file (CPU evaluator).
+    Scan(scan::ScanArgs),
     /// Search launch shapes on the present GPU and record the fastest (needs a GPU).
     Tune(tune::TuneArgs),
 }
@@ -40,6 +43,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Ops(args) => ops::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Check(args) => check::run(args),
+        Command::Scan(args) => scan::run(args),
         Command::Tune(args) => tune::run(args),
     }
 }

@@ -20,6 +20,19 @@ pub struct OpSource {
 }
 
 impl OpSource {
+    /// The `--file` operator as a CPU evaluator of its lowered IR.
+    pub fn evaluator(&self) -> Result<scan_lower::EvalOp, Box<dyn std::error::Error>> {
+        let path = self
+            .file
+            .as_ref()
+            .ok_or("the CPU evaluator runs operators from a file (--file FILE)")?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read operator file {}: {e}", path.display()))?;
+        let shown = path.display().to_string();
+        let file = scan_lower::parse_ops_file(&text).map_err(|e| e.render(&shown))?;
+        Ok(file.evaluator(&self.op).map_err(|e| e.render(&shown))?)
+    }
+
     pub fn resolve(&self) -> Result<OpSpec, Box<dyn std::error::Error>> {
         match &self.file {
             Some(path) => {

@@ -72,4 +72,8 @@ impl<Op: ScanOp> LawEvaluator for CpuLaws<Op> {
             })
             .collect())
     }
+
+    fn identity(&mut self) -> Result<Option<Vec<u8>>, Box<dyn std::error::Error>> {
+        Ok(Some(self.encode(&Op::identity())))
+    }
 }

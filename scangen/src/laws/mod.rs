@@ -13,14 +13,22 @@
 
 mod compare;
 mod cpu;
+#[cfg(feature = "lower")]
+mod eval;
 mod gpu;
+pub mod sampler;
+mod tolerance;
 mod values;
 
 pub use cpu::CpuLaws;
+#[cfg(feature = "lower")]
+pub use eval::EvalLaws;
 pub use gpu::GpuLaws;
+pub use sampler::{from_fn, BitPatterns, ElementSampler, Folds};
+pub use tolerance::{BadTolerance, Tolerance};
 
 use compare::{compare, float_scale, has_non_finite, Agreement};
-use scan_core::{ElementType, PrimType};
+use scan_core::ElementType;
 use std::fmt;
 use values::{describe, field_layout, sample_element, Rng};
 
@@ -38,6 +46,11 @@ pub trait LawEvaluator {
         &mut self,
         triples: &[[Vec<u8>; 3]],
     ) -> Result<Vec<LawResults>, Box<dyn std::error::Error>>;
+    /// The identity as bytes, where this evaluator can give it alone (the checker then adds
+    /// it to the samples). `None` by default.
+    fn identity(&mut self) -> Result<Option<Vec<u8>>, Box<dyn std::error::Error>> {
+        Ok(None)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -45,6 +58,8 @@ pub struct LawConfig {
     /// Random triples to test (each field a third of the time an edge value).
     pub samples: usize,
     pub seed: u64,
+    /// How far float results may differ and still be equal up to rounding.
+    pub tolerance: Tolerance,
 }
 
 impl Default for LawConfig {
@@ -52,6 +67,7 @@ impl Default for LawConfig {
         LawConfig {
             samples: 20_000,
             seed: 0x5ca9_9e11,
+            tolerance: Tolerance::default(),
         }
     }
 }
@@ -130,6 +146,12 @@ pub struct LawReport {
     pub samples: usize,
     pub seed: u64,
     pub evaluator: String,
+    /// Where the samples came from ([`ElementSampler::describe`]).
+    pub sampler: String,
+    pub tolerance: Tolerance,
+    /// The largest float error seen anywhere (laws and cross-checks, within tolerance or
+    /// not), relative to the computation's scale; 0 for integer elements.
+    pub worst_rel_error: f64,
     pub laws: Vec<LawResult>,
     pub cross_checks: Vec<CrossCheck>,
 }
@@ -143,17 +165,6 @@ impl LawReport {
             .map(|l| &l.verdict)
             .chain(self.cross_checks.iter().map(|c| &c.verdict))
             .any(|v| matches!(v, Verdict::Fails { .. }))
-    }
-}
-
-/// Relative tolerance for "equal up to rounding": 2^10 ulps of the narrowest float field. A
-/// wrong operator (subtraction, averaging) is off by O(1) relative to its operands.
-fn tolerance(element: &ElementType) -> f64 {
-    let fields = field_layout(element);
-    if fields.iter().any(|(_, t, _)| *t == PrimType::F32) {
-        1024.0 * f32::EPSILON as f64
-    } else {
-        1024.0 * f64::EPSILON
     }
 }
 
@@ -175,20 +186,61 @@ pub fn sample_triples(element: &ElementType, config: &LawConfig) -> Vec<[Vec<u8>
         .collect()
 }
 
-/// Checks the laws with the first evaluator and cross-checks every further one against it.
+/// Draws sample triples from `sampler`: a third of the elements from its edge cases when it
+/// has any, one in sixteen the identity (when known), the rest random.
+fn draw_triples(
+    sampler: &mut dyn ElementSampler,
+    identity: Option<&[u8]>,
+    config: &LawConfig,
+) -> Vec<[Vec<u8>; 3]> {
+    let mut rng = Rng::new(config.seed);
+    let edges = sampler.edge_cases();
+    let mut one = |rng: &mut Rng| -> Vec<u8> {
+        if let Some(e) = identity.filter(|_| rng.below(16) == 0) {
+            return e.to_vec();
+        }
+        if !edges.is_empty() && rng.below(3) == 0 {
+            return edges[rng.below(edges.len() as u64) as usize].clone();
+        }
+        sampler.sample(rng)
+    };
+    (0..config.samples)
+        .map(|_| [one(&mut rng), one(&mut rng), one(&mut rng)])
+        .collect()
+}
+
+/// Checks the laws with the first evaluator and cross-checks every further one against it,
+/// on elements of every bit pattern ([`BitPatterns`]).
 pub fn check(
     op: &str,
     evaluators: &mut [&mut dyn LawEvaluator],
     config: &LawConfig,
 ) -> Result<LawReport, Box<dyn std::error::Error>> {
+    let element = evaluators
+        .first()
+        .ok_or("law check needs at least one evaluator")?
+        .element()
+        .clone();
+    check_with(op, evaluators, config, &mut BitPatterns::new(element))
+}
+
+/// As [`check`], on elements from `sampler` (the operator's real domain), plus the identity.
+pub fn check_with(
+    op: &str,
+    evaluators: &mut [&mut dyn LawEvaluator],
+    config: &LawConfig,
+    sampler: &mut dyn ElementSampler,
+) -> Result<LawReport, Box<dyn std::error::Error>> {
     let (first, rest) = evaluators
         .split_first_mut()
         .ok_or("law check needs at least one evaluator")?;
     let element = first.element().clone();
-    let triples = sample_triples(&element, config);
+    let identity = first.identity()?;
+    let triples = draw_triples(sampler, identity.as_deref(), config);
     let results = first.evaluate(&triples)?;
-    let tol = tolerance(&element);
+    let tol = config.tolerance.relative(&element);
     let floats = has_float(&element);
+    let mut worst = 0.0f64;
 
     let mut laws = Vec::new();
     for (law, (lhs, rhs)) in [
@@ -212,7 +264,8 @@ pub fn check(
             match compare(&element, x, y, scale) {
                 Agreement::Exact => {}
                 Agreement::Rounding { rel } if rel <= tol && law == Law::Associativity => {
-                    max_rel = max_rel.max(rel)
+                    max_rel = max_rel.max(rel);
+                    worst = worst.max(rel);
                 }
                 Agreement::Overflow if law == Law::Associativity && !non_finite_input => {
                     overflowed += 1
@@ -225,7 +278,10 @@ pub fn check(
                         counterexample(law, &element, t, x, y)
                     })
                 }
-                _ => {
+                other => {
+                    if let Agreement::Rounding { rel } = other {
+                        worst = worst.max(rel);
+                    }
                     failure = Some(counterexample(law, &element, t, x, y));
                     break;
                 }
@@ -260,14 +316,20 @@ pub fn check(
                 );
                 match compare(&element, &mine[slot], &theirs[slot], scale) {
                     Agreement::Exact => {}
-                    Agreement::Rounding { rel } if rel <= tol => max_rel = max_rel.max(rel),
+                    Agreement::Rounding { rel } if rel <= tol => {
+                        max_rel = max_rel.max(rel);
+                        worst = worst.max(rel);
+                    }
                     // Both sides computed the same IEEE corner case differently (a fused
                     // multiply-add, say): only finite inputs must agree.
                     _ if has_non_finite(
                         &element,
                         &[&triples[i][0], &triples[i][1], &triples[i][2]],
                     ) => {}
-                    _ => {
+                    agreement => {
+                        if let Agreement::Rounding { rel } = agreement {
+                            worst = worst.max(rel);
+                        }
                         let [a, b, c] = &triples[i];
                         failure = Some(format!(
                             "a = {}, b = {}, c = {}: {} gives {}, {} gives {} for {}",
@@ -304,6 +366,9 @@ pub fn check(
         samples: config.samples,
         seed: config.seed,
         evaluator: first.name(),
+        sampler: sampler.describe(),
+        tolerance: config.tolerance,
+        worst_rel_error: worst,
         laws,
         cross_checks,
     })
@@ -361,6 +426,7 @@ impl fmt::Display for LawReport {
             "law check of `{}` on {}: {} samples (seed {:#x}), {}",
             self.op, self.element, self.samples, self.seed, self.evaluator
         )?;
+        writeln!(f, "  samples: {}", self.sampler)?;
         for l in &self.laws {
             write!(f, "  {:<36} {}", l.law.describe(), l.verdict)?;
             if l.overflowed > 0 {
@@ -387,6 +453,19 @@ impl fmt::Display for LawReport {
             .laws
             .iter()
             .any(|l| matches!(l.verdict, Verdict::HoldsUpToRounding { .. }));
+        let floats = float_note
+            || self
+                .laws
+                .iter()
+                .any(|l| matches!(l.verdict, Verdict::Fails { .. }))
+                && self.worst_rel_error > 0.0;
+        if floats {
+            writeln!(
+                f,
+                "  largest float error seen: {:.2e} relative (tolerance {})",
+                self.worst_rel_error, self.tolerance
+            )?;
+        }
         match (self.passed(), float_note) {
             (true, true) => write!(
                 f,

@@ -3,6 +3,7 @@
 //! the CPU backend (sequential against rayon) against a host memcpy instead.
 
 mod cpu;
+mod file_op;
 pub(crate) mod gpu;
 mod graph;
 mod plot;
@@ -77,6 +78,10 @@ pub struct BenchArgs {
     /// 28 by default.
     #[arg(long)]
     pub variants: bool,
+    /// Time the `#[scan_op]` operator --op of this Rust file (with --backend cpu: on the CPU
+    /// evaluator of its IR) beside a copy.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
 }
 
 pub fn run(args: BenchArgs) -> CliResult {
@@ -112,8 +117,14 @@ pub fn run(args: BenchArgs) -> CliResult {
         print!("{}", graph::to_table(&rows));
         return Ok(());
     }
-    let sizes = parse_sizes(&args.sizes)?;
+    let sizes = if args.file.is_some() && args.sizes.is_empty() {
+        // The evaluator does a few million elements a second.
+        vec![1 << 10, 1 << 16, 1 << 20]
+    } else {
+        parse_sizes(&args.sizes)?
+    };
     let (device, rows) = match args.backend {
+        _ if args.file.is_some() => file_op::run(&args, &sizes)?,
         BackendArg::Gpu => gpu::run(&args, &algorithms, &sizes)?,
         BackendArg::Cpu => cpu::run(&args, &sizes)?,
     };

@@ -1,0 +1,155 @@
+//! An operator's IR as the evaluator runs it: the two bodies, the items they can reach
+//! (module `const`s and `fn`s, inherent methods, items declared in blocks) and the structs.
+//!
+//! Helpers and `const`s are converted from syn to the IR on first use, as the lowering does
+//! (a module may hold functions only the CPU calls), and cached.
+
+use super::error::{unsupported, EvalError};
+use super::value::Target;
+use crate::error::Errors;
+use crate::ir::{Block, Builder, ConstItem, Expr, FnItem, Item, Pat, StructRef, Ty};
+use proc_macro2::Span;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// A chain of item scopes, outermost first: what a name in a body can refer to besides
+/// locals.
+pub(crate) type ItemChain = Vec<Rc<Vec<Item>>>;
+
+/// A helper function, converted.
+pub(crate) struct Helper {
+    pub params: Vec<(Pat, Option<Ty>)>,
+    pub ret: Option<Ty>,
+    pub body: Block,
+    /// What `Self` names inside it: the type of the impl it is declared in.
+    pub owner: Option<String>,
+}
+
+pub(crate) struct Program {
+    pub op_name: String,
+    pub elem: Target,
+    /// The element struct's Rust name (`Self::Elem`, `StructRef::Elem`).
+    pub elem_rust: Option<String>,
+    /// Element structs by Rust name.
+    pub structs: HashMap<String, Rc<super::value::StructDef>>,
+    pub module: Rc<Vec<Item>>,
+    /// `combine`'s parameter names (`None`: `_`) and body.
+    pub combine_params: [Option<String>; 2],
+    pub combine: Block,
+    pub identity: Block,
+    pub helpers: RefCell<HashMap<*const FnItem, Rc<Helper>>>,
+    pub consts: RefCell<HashMap<*const ConstItem, (Option<Ty>, Expr)>>,
+}
+
+/// The IR of syn that the lowering has already accepted; an error here would be a bug.
+fn built<T>(errors: Errors, value: T, span: Span) -> Result<T, EvalError> {
+    if errors.is_empty() {
+        Ok(value)
+    } else {
+        let first = errors.iter().next().map(|e| e.message.clone());
+        Err(unsupported(span, first.unwrap_or_default()))
+    }
+}
+
+impl Program {
+    pub fn builder<'e>(&self, errors: &'e mut Errors) -> Builder<'e> {
+        Builder {
+            errors,
+            elem_name: self.elem_rust.clone(),
+        }
+    }
+
+    /// The Rust name a struct reference means where `Self` is `self_ty`.
+    pub fn struct_name(
+        &self,
+        r: &StructRef,
+        self_ty: Option<&str>,
+        span: Span,
+    ) -> Result<String, EvalError> {
+        match r {
+            StructRef::Elem => self.elem_rust.clone().ok_or_else(|| {
+                unsupported(span, "`Self::Elem` of a primitive element as a struct")
+            }),
+            StructRef::SelfTy => self_ty
+                .map(str::to_string)
+                .ok_or_else(|| unsupported(span, "`Self` outside an impl")),
+            StructRef::Named(n) => Ok(n.clone()),
+        }
+    }
+
+    pub fn struct_def(
+        &self,
+        name: &str,
+        span: Span,
+    ) -> Result<Rc<super::value::StructDef>, EvalError> {
+        if let (Some(e), Target::Struct(d)) = (&self.elem_rust, &self.elem) {
+            if e == name {
+                return Ok(d.clone());
+            }
+        }
+        self.structs.get(name).cloned().ok_or_else(|| {
+            unsupported(
+                span,
+                format!("the struct `{name}` (not a `#[derive(ScanElement)]` struct of the file)"),
+            )
+        })
+    }
+
+    /// A helper's converted signature and body.
+    pub fn helper(&self, item: &Rc<FnItem>) -> Result<Rc<Helper>, EvalError> {
+        let key = Rc::as_ptr(item);
+        if let Some(h) = self.helpers.borrow().get(&key) {
+            return Ok(h.clone());
+        }
+        let mut errors = Errors::new();
+        let (sig, body) = {
+            let mut b = self.builder(&mut errors);
+            (b.fn_sig(item), b.block(&item.block))
+        };
+        let (sig, body) = built(errors, (sig, body), item.sig.ident.span())?;
+        let helper = Rc::new(Helper {
+            params: sig.params,
+            ret: sig.ret,
+            body,
+            owner: item.owner.clone(),
+        });
+        self.helpers.borrow_mut().insert(key, helper.clone());
+        Ok(helper)
+    }
+
+    /// A `const`'s type and initialiser, converted.
+    pub fn const_ir(&self, item: &Rc<ConstItem>) -> Result<(Option<Ty>, Expr), EvalError> {
+        let key = Rc::as_ptr(item);
+        if let Some(c) = self.consts.borrow().get(&key) {
+            return Ok(c.clone());
+        }
+        let mut errors = Errors::new();
+        let ir = {
+            let mut b = self.builder(&mut errors);
+            (b.ty(&item.ty, "`const`s"), b.expr(&item.init))
+        };
+        let ir = built(errors, ir, item.span)?;
+        self.consts.borrow_mut().insert(key, ir.clone());
+        Ok(ir)
+    }
+}
+
+/// Finds the item `key` (`name` or `Owner::name`) in a chain; returns it with the chain it
+/// was declared in (what it sees).
+pub(crate) fn find_item(chain: &ItemChain, key: &str) -> Option<(Item, ItemChain)> {
+    for (depth, scope) in chain.iter().enumerate().rev() {
+        for it in scope.iter().rev() {
+            let matches = match it.owner() {
+                Some(o) => {
+                    key.strip_prefix(o).and_then(|k| k.strip_prefix("::")) == Some(it.name())
+                }
+                None => key == it.name(),
+            };
+            if matches {
+                return Some((it.clone(), chain[..=depth].to_vec()));
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,179 @@
+//! Values of the evaluator and the types they are coerced to.
+//!
+//! Integers are kept as `i128` holding the exact value of their type (in range), so one
+//! arithmetic serves every width: compute in `i128`, then [`wrap`] to the type, which is
+//! two's-complement wrapping, what the lowering's `rs_add`/`rs_mul` and a release build do.
+//! Untyped literals stay untyped ([`Value::IntLit`], [`Value::FloatLit`]) until they meet a
+//! typed value, an annotation, a field, a parameter or a return: rustc's inference, done late.
+
+use scan_core::PrimType;
+use std::rc::Rc;
+
+/// A struct as the evaluator knows it: its Rust name (for methods: `Run::weight`) and its
+/// `repr(C)` fields.
+#[derive(Debug)]
+pub(crate) struct StructDef {
+    pub rust_name: String,
+    pub fields: Vec<FieldDef>,
+    pub size: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct FieldDef {
+    /// The Rust name (without `r#`), which the IR uses.
+    pub rust: String,
+    pub ty: Target,
+    pub offset: usize,
+}
+
+impl StructDef {
+    /// The field a Rust name (`r#type` too) names; fields keep their C names (`type_`).
+    pub fn field(&self, name: &str) -> Option<usize> {
+        let name = name.strip_prefix("r#").unwrap_or(name);
+        self.fields.iter().position(|f| f.rust == name)
+    }
+}
+
+/// A type values are coerced to.
+#[derive(Clone, Debug)]
+pub(crate) enum Target {
+    Prim(PrimType),
+    Bool,
+    Struct(Rc<StructDef>),
+    Array(Box<Target>, usize),
+    Tuple(Vec<Target>),
+}
+
+impl Target {
+    /// Size in a `repr(C)` element (tuples are never stored in one).
+    pub fn size(&self) -> usize {
+        match self {
+            Target::Prim(p) => p.size(),
+            Target::Bool => 1,
+            Target::Struct(s) => s.size,
+            Target::Array(t, n) => t.size() * n,
+            Target::Tuple(ts) => ts.iter().map(Target::size).sum(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    /// An integer of a known type; the value is in the type's range.
+    Int(PrimType, i128),
+    F32(f32),
+    F64(f64),
+    Bool(bool),
+    /// An integer literal (or arithmetic on them, or a `for` variable) whose type its use
+    /// decides.
+    IntLit(i128),
+    /// A float literal; the digits as written, so that an `f32` is rounded once, from them.
+    FloatLit(f64, Option<Rc<str>>),
+    Struct(Rc<StructDef>, Vec<Value>),
+    Array(Vec<Value>),
+    Tuple(Vec<Value>),
+    /// What a statement-like expression (`if c { return x; }`, a loop) yields.
+    Unit,
+}
+
+/// `v` wrapped to `ty` (two's complement), for integer types; floats are not integers.
+pub(crate) fn wrap(ty: PrimType, v: i128) -> i128 {
+    let bits = ty.size() as u32 * 8;
+    let masked = (v as u128) & ((1u128 << bits) - 1);
+    if ty.is_signed_int() && masked >> (bits - 1) == 1 {
+        masked as i128 - (1i128 << bits)
+    } else {
+        masked as i128
+    }
+}
+
+/// An untyped float literal as `f32`: from its digits where known (one rounding, as rustc).
+pub(crate) fn lit_f32(v: f64, digits: &Option<Rc<str>>) -> f32 {
+    digits
+        .as_deref()
+        .and_then(|d| d.parse::<f32>().ok())
+        .unwrap_or(v as f32)
+}
+
+impl Value {
+    /// The value typed as `target`: literals take the type, aggregates coerce their parts,
+    /// typed values are returned as they are.
+    pub fn coerce(self, target: &Target) -> Value {
+        match (self, target) {
+            (Value::IntLit(v), Target::Prim(p)) if p.is_int() => Value::Int(*p, wrap(*p, v)),
+            (Value::IntLit(v), Target::Prim(PrimType::F32)) => Value::F32(v as f32),
+            (Value::IntLit(v), Target::Prim(PrimType::F64)) => Value::F64(v as f64),
+            (Value::FloatLit(v, d), Target::Prim(PrimType::F32)) => Value::F32(lit_f32(v, &d)),
+            (Value::FloatLit(v, _), Target::Prim(PrimType::F64)) => Value::F64(v),
+            (Value::Struct(d, fs), Target::Struct(t)) => {
+                let fs = fs
+                    .into_iter()
+                    .zip(&t.fields)
+                    .map(|(v, f)| v.coerce(&f.ty))
+                    .collect();
+                Value::Struct(d, fs)
+            }
+            (Value::Array(xs), Target::Array(t, _)) => {
+                Value::Array(xs.into_iter().map(|x| x.coerce(t)).collect())
+            }
+            (Value::Tuple(xs), Target::Tuple(ts)) => {
+                Value::Tuple(xs.into_iter().zip(ts).map(|(x, t)| x.coerce(t)).collect())
+            }
+            (v, _) => v,
+        }
+    }
+
+    /// The primitive type of a typed number.
+    pub fn prim(&self) -> Option<PrimType> {
+        match self {
+            Value::Int(p, _) => Some(*p),
+            Value::F32(_) => Some(PrimType::F32),
+            Value::F64(_) => Some(PrimType::F64),
+            _ => None,
+        }
+    }
+
+    /// The integer value of an integer (typed or not).
+    pub fn as_int(&self) -> Option<i128> {
+        match self {
+            Value::Int(_, v) | Value::IntLit(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// A short name of the value's kind, for error messages.
+    pub fn kind(&self) -> String {
+        match self {
+            Value::Int(p, _) => p.name().to_string(),
+            Value::F32(_) => "f32".into(),
+            Value::F64(_) => "f64".into(),
+            Value::Bool(_) => "bool".into(),
+            Value::IntLit(_) => "an integer literal".into(),
+            Value::FloatLit(..) => "a float literal".into(),
+            Value::Struct(d, _) => d.rust_name.clone(),
+            Value::Array(_) => "an array".into(),
+            Value::Tuple(_) => "a tuple".into(),
+            Value::Unit => "()".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_is_twos_complement() {
+        assert_eq!(wrap(PrimType::I8, 200), -56);
+        assert_eq!(wrap(PrimType::U8, -1), 255);
+        assert_eq!(wrap(PrimType::I64, i64::MAX as i128 + 1), i64::MIN as i128);
+        assert_eq!(wrap(PrimType::U64, -1), u64::MAX as i128);
+    }
+
+    #[test]
+    fn float_literals_round_once_from_their_digits() {
+        // 0.1 rounded to f64 then to f32 equals 0.1f32 here; the digits path is the rule.
+        let d: Option<Rc<str>> = Some("16777217.0".into());
+        assert_eq!(lit_f32(16777217.0, &d), 16777217.0f32);
+    }
+}

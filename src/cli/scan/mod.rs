@@ -1,0 +1,182 @@
+//! `scangen scan --file ops.rs --op X --input data.npy [--output out.npy]`: scans a `.npy` or
+//! raw binary file with an operator from a Rust file, on the CPU with the evaluator of the
+//! operator's lowered IR (no rustc, no GPU).
+//!
+//! The GPU runtime scans typed elements (`Scanner<Op>`): it has no byte-level entry for an
+//! operator known only at run time, so this verb runs on the CPU for now (`--cpu` is accepted
+//! and is what runs); `scangen check --file` is where a file's generated CUDA runs on a GPU.
+
+mod npy;
+
+use super::op_source::OpSource;
+use super::CliResult;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use scan_core::ElementType;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub source: OpSource,
+    /// Input: a `.npy` array of the element type (any shape, scanned flat in C order), or any
+    /// other file as raw elements back to back (little-endian, `#[repr(C)]` layout).
+    #[arg(long, value_name = "FILE")]
+    pub input: PathBuf,
+    /// Output: `.npy` (the input's dtype and shape) or raw; default: print the last element
+    /// (the total) only.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Exclusive scan (each output excludes its own element).
+    #[arg(long)]
+    pub exclusive: bool,
+    /// Scan on the CPU (the only backend for operators from files, for now).
+    #[arg(long)]
+    pub cpu: bool,
+}
+
+/// The input's element bytes and, for a `.npy`, its header.
+struct Input {
+    bytes: Vec<u8>,
+    header: Option<npy::NpyHeader>,
+}
+
+fn is_npy(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+}
+
+fn read_input(path: &Path, element: &ElementType) -> Result<Input, String> {
+    let mut bytes =
+        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let shown = path.display();
+    let size = element.size();
+    let header = if is_npy(path) {
+        let h = npy::parse(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+        if h.fortran_order && h.shape.iter().filter(|&&d| d > 1).count() > 1 {
+            return Err(format!(
+                "{shown}: a Fortran-order array of several dimensions; save it in C order (np.ascontiguousarray)"
+            ));
+        }
+        if let ElementType::Prim(p) = element {
+            let want = npy::typestr(*p);
+            if h.descr != want {
+                return Err(format!(
+                    "{shown}: dtype {} but the operator's element is {p} ({want}); convert with arr.astype(...)",
+                    h.descr
+                ));
+            }
+        }
+        let data = bytes.len() - h.data_offset;
+        if h.len().checked_mul(size as u64) != Some(data as u64) {
+            return Err(format!(
+                "{shown}: {} elements of shape {:?} are {} bytes of data at {size} bytes each, the file has {data}",
+                h.len(),
+                h.shape,
+                h.len().saturating_mul(size as u64)
+            ));
+        }
+        bytes.drain(..h.data_offset);
+        Some(h)
+    } else {
+        None
+    };
+    if bytes.len() % size != 0 {
+        return Err(format!(
+            "{shown}: {} bytes is not a whole number of {size}-byte elements",
+            bytes.len()
+        ));
+    }
+    Ok(Input { bytes, header })
+}
+
+pub fn run(args: ScanArgs) -> CliResult {
+    if args.source.file.is_none() {
+        return Err("scangen scan runs an operator from a file: --file ops.rs --op NAME".into());
+    }
+    let op = args.source.evaluator()?;
+    let element = op.element().clone();
+    let input = read_input(&args.input, &element)?;
+    let size = element.size();
+    let n = input.bytes.len() / size;
+    let mut output = vec![0u8; input.bytes.len()];
+
+    // A bar for inputs that take more than a moment (the evaluator does a few million
+    // elements a second); hidden, as indicatif is, where stderr is not a terminal.
+    let bar = ProgressBar::new(n as u64);
+    bar.set_style(
+        ProgressStyle::with_template("[{bar:30}] {pos}/{len} elements {elapsed} (eta {eta})")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    if n < 1 << 20 {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let total = op.scan(
+        &input.bytes,
+        &mut output,
+        args.exclusive,
+        1 << 16,
+        &mut |done| bar.set_position(done as u64),
+    )?;
+    bar.finish_and_clear();
+
+    let describe = |b: &[u8]| describe(&element, b);
+    eprintln!(
+        "scanned {n} elements of {} with `{}` on the CPU (the evaluator of the operator's IR)",
+        element.c_name(),
+        op.name()
+    );
+    match &args.output {
+        Some(path) => {
+            let mut file = Vec::with_capacity(output.len() + 128);
+            if is_npy(path) {
+                let (descr, shape) = match &input.header {
+                    Some(h) => (h.descr.clone(), h.shape.clone()),
+                    None => (npy::descr_of(&element), vec![n as u64]),
+                };
+                file.extend(npy::header(&descr, &shape));
+            }
+            file.extend(&output);
+            std::fs::write(path, file)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        None => {
+            if n > 0 {
+                println!("last: {}", describe(&output[(n - 1) * size..]));
+            }
+        }
+    }
+    println!("total: {}", describe(&total));
+    Ok(())
+}
+
+/// An element for the terminal: `-3` or `Name { a: 1.5, b: 2 }`.
+fn describe(element: &ElementType, bytes: &[u8]) -> String {
+    let read = |ty: scan_core::PrimType, off: usize| {
+        let mut buf = [0u8; 8];
+        buf[..ty.size()].copy_from_slice(&bytes[off..off + ty.size()]);
+        let raw = u64::from_le_bytes(buf);
+        use scan_core::PrimType::*;
+        match ty {
+            I8 => (raw as i8).to_string(),
+            I16 => (raw as i16).to_string(),
+            I32 => (raw as i32).to_string(),
+            I64 => (raw as i64).to_string(),
+            F32 => format!("{:?}", f32::from_bits(raw as u32)),
+            F64 => format!("{:?}", f64::from_bits(raw)),
+            _ => raw.to_string(),
+        }
+    };
+    match element {
+        ElementType::Prim(p) => read(*p, 0),
+        ElementType::Struct(s) => {
+            let fields: Vec<String> = s
+                .leaves()
+                .iter()
+                .map(|l| format!("{}: {}", l.path, read(l.ty, l.offset)))
+                .collect();
+            format!("{} {{ {} }}", s.name, fields.join(", "))
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Operators from a file without a GPU: `scangen check --file` judges them on the CPU
+//! evaluator (lawful passes, unlawful fails), `scangen scan --file` scans `.npy` and raw
+//! files, and a domain sampler (`laws::Folds` of lifted inputs) clears Kadane, which every
+//! bit pattern of its fields does not.
+
+use scangen::laws::{check, check_with, sampler::Rng, EvalLaws, Folds, LawConfig, LawEvaluator};
+use std::process::Command;
+
+const OPS: &str = r#"
+use scangen::{scan_op, ScanElement, ScanOp};
+
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct Kadane { pub best: i64, pub prefix: i64, pub suffix: i64, pub total: i64 }
+
+pub struct MaxSub;
+#[scan_op]
+impl ScanOp for MaxSub {
+    type Elem = Kadane;
+    fn identity() -> Kadane {
+        Kadane { best: i64::MIN / 2, prefix: i64::MIN / 2, suffix: i64::MIN / 2, total: 0 }
+    }
+    fn combine(a: Kadane, b: Kadane) -> Kadane {
+        Kadane {
+            best: a.best.max(b.best).max(a.suffix + b.prefix),
+            prefix: a.prefix.max(a.total + b.prefix),
+            suffix: b.suffix.max(a.suffix + b.total),
+            total: a.total + b.total,
+        }
+    }
+}
+
+pub struct Sum;
+#[scan_op]
+impl ScanOp for Sum {
+    type Elem = i64;
+    fn identity() -> i64 { 0 }
+    fn combine(a: i64, b: i64) -> i64 { a + b }
+}
+
+pub struct Avg;
+#[scan_op]
+impl ScanOp for Avg {
+    type Elem = f32;
+    fn identity() -> f32 { 0.0 }
+    fn combine(a: f32, b: f32) -> f32 { (a + b) * 0.5 }
+}
+"#;
+
+fn config() -> LawConfig {
+    LawConfig {
+        samples: 3000,
+        ..Default::default()
+    }
+}
+
+fn scangen(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_scangen"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn check_file_runs_without_a_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ops.rs"), OPS).unwrap();
+    let ok = scangen(
+        dir.path(),
+        &["check", "--file", "ops.rs", "--op", "Sum", "--cpu-only"],
+    );
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(out.contains("the operator IR"), "{out}");
+    let bad = scangen(
+        dir.path(),
+        &[
+            "check",
+            "--file",
+            "ops.rs",
+            "--op",
+            "Avg",
+            "--cpu-only",
+            "--tolerance",
+            "8ulps",
+        ],
+    );
+    let out = String::from_utf8_lossy(&bad.stdout);
+    assert!(!bad.status.success() && out.contains("FAILS"), "{out}");
+    assert!(out.contains("largest float error seen"), "{out}");
+    let typo = scangen(
+        dir.path(),
+        &[
+            "check",
+            "--file",
+            "ops.rs",
+            "--op",
+            "Sum",
+            "--tolerance",
+            "x",
+        ],
+    );
+    assert!(!typo.status.success());
+}
+
+#[test]
+fn scan_file_scans_npy_and_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ops.rs"), OPS).unwrap();
+    let values: Vec<i64> = (1..=100).collect();
+    let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(dir.path().join("x.bin"), &raw).unwrap();
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let mut dict = "{'descr': '<i8', 'fortran_order': False, 'shape': (100,), }".to_string();
+    while (10 + dict.len() + 1).checked_rem(64) != Some(0) {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    npy.extend((dict.len() as u16).to_le_bytes());
+    npy.extend(dict.as_bytes());
+    npy.extend(&raw);
+    std::fs::write(dir.path().join("x.npy"), &npy).unwrap();
+
+    let run = scangen(
+        dir.path(),
+        &[
+            "scan", "--file", "ops.rs", "--op", "Sum", "--input", "x.npy", "-o", "y.npy",
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let y = std::fs::read(dir.path().join("y.npy")).unwrap();
+    let data = &y[y.len() - 800..];
+    let got: Vec<i64> = data
+        .chunks(8)
+        .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let want: Vec<i64> = values
+        .iter()
+        .scan(0, |s, v| {
+            *s += v;
+            Some(*s)
+        })
+        .collect();
+    assert_eq!(got, want);
+
+    let run = scangen(
+        dir.path(),
+        &[
+            "scan",
+            "--file",
+            "ops.rs",
+            "--op",
+            "Sum",
+            "--input",
+            "x.bin",
+            "--exclusive",
+        ],
+    );
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success() && out.contains("total: 5050"), "{out}");
+
+    // A dtype that is not the element's is an error, not a reinterpretation.
+    let wrong = scangen(
+        dir.path(),
+        &[
+            "scan", "--file", "ops.rs", "--op", "Avg", "--input", "x.npy",
+        ],
+    );
+    assert!(!wrong.status.success());
+}
+
+#[test]
+fn kadane_is_lawful_on_its_real_domain() {
+    let file = scangen::lower::parse_ops_file(OPS).unwrap();
+    let op = file.evaluator("MaxSub").unwrap();
+    // Every bit pattern: sentinels overflow, so the checker reports it unlawful.
+    let mut laws = EvalLaws::new(&op);
+    let report = check(
+        "MaxSub",
+        &mut [&mut laws as &mut dyn LawEvaluator],
+        &config(),
+    )
+    .unwrap();
+    assert!(!report.passed(), "{report}");
+    // Folds of lifted samples (`x` -> {x, x, x, x}): what a scan of raw i64s ever meets.
+    struct Lifted;
+    impl scangen::laws::ElementSampler for Lifted {
+        fn sample(&mut self, rng: &mut Rng) -> Vec<u8> {
+            let x = rng.below(2_000_001) as i64 - 1_000_000;
+            [x, x, x, x].iter().flat_map(|v| v.to_le_bytes()).collect()
+        }
+        fn describe(&self) -> String {
+            "lifted i64 samples".into()
+        }
+    }
+    let mut sampler = Folds::new(
+        Lifted,
+        Box::new(|a: &[u8], b: &[u8]| op.combine(a, b).unwrap()),
+        8,
+    );
+    let mut laws = EvalLaws::new(&op);
+    let report = check_with(
+        "MaxSub",
+        &mut [&mut laws as &mut dyn LawEvaluator],
+        &config(),
+        &mut sampler,
+    )
+    .unwrap();
+    assert!(report.passed(), "{report}");
+    assert!(report.to_string().contains("folds of up to 8"), "{report}");
+}
