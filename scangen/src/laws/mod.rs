@@ -146,11 +146,17 @@ impl LawReport {
     }
 }
 
-/// Relative tolerance for "equal up to rounding": 2^10 ulps of the narrowest float field. A
-/// wrong operator (subtraction, averaging) is off by O(1) relative to its operands.
+/// Relative tolerance for "equal up to rounding": 2^10 ulps of the narrowest float field (16
+/// ulps of a 2-byte float, whose 2^10 ulps would be 1 or more). A wrong operator (subtraction,
+/// averaging) is off by O(1) relative to its operands.
 fn tolerance(element: &ElementType) -> f64 {
     let fields = field_layout(element);
-    if fields.iter().any(|(_, t, _)| *t == PrimType::F32) {
+    let has = |p: PrimType| fields.iter().any(|(_, t, _)| *t == p);
+    if has(PrimType::BF16) {
+        16.0 * scan_core::half::bf16::EPSILON.to_f64()
+    } else if has(PrimType::F16) {
+        16.0 * scan_core::half::f16::EPSILON.to_f64()
+    } else if has(PrimType::F32) {
         1024.0 * f32::EPSILON as f64
     } else {
         1024.0 * f64::EPSILON
