@@ -149,10 +149,7 @@ pub fn snapshot_name(
 }
 
 const TEMPLATES: [(&str, &str); 11] = [
-    (
-        "rust_semantics.cu.tera",
-        scan_core::RUST_SEMANTICS_CU,
-    ),
+    ("rust_semantics.cu.tera", scan_core::RUST_SEMANTICS_CU),
     (
         "prelude.cu.tera",
         include_str!("../templates/prelude.cu.tera"),

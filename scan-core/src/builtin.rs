@@ -205,9 +205,17 @@ fn identity_c(op: BuiltinOp, ty: PrimType) -> String {
     let t = ty.name();
     if ty.is_half() {
         let (neg_zero, inf, neg_inf) = match ty {
-            PrimType::F16 => (half::f16::NEG_ZERO, half::f16::INFINITY, half::f16::NEG_INFINITY)
+            PrimType::F16 => (
+                half::f16::NEG_ZERO,
+                half::f16::INFINITY,
+                half::f16::NEG_INFINITY,
+            )
                 .map_bits(),
-            _ => (half::bf16::NEG_ZERO, half::bf16::INFINITY, half::bf16::NEG_INFINITY)
+            _ => (
+                half::bf16::NEG_ZERO,
+                half::bf16::INFINITY,
+                half::bf16::NEG_INFINITY,
+            )
                 .map_bits(),
         };
         return half_bits_c(
@@ -389,7 +397,10 @@ mod tests {
         let one = f16::ONE;
         assert_eq!(<Max<f16> as ScanOp>::combine(nan, one), one);
         assert_eq!(<Max<f16> as ScanOp>::combine(one, nan), one);
-        assert_eq!(<Min<bf16> as ScanOp>::combine(bf16::NAN, bf16::ONE), bf16::ONE);
+        assert_eq!(
+            <Min<bf16> as ScanOp>::combine(bf16::NAN, bf16::ONE),
+            bf16::ONE
+        );
         // 2048 + 1 is not an f16: the f32 sum 2049 rounds to even, 2048.
         let big = f16::from_f32(2048.0);
         assert_eq!(<Add<f16> as ScanOp>::combine(big, one), big);

@@ -478,8 +478,16 @@ mod tests {
     #[test]
     fn half_types_have_rusts_layout() {
         for (p, size, align) in [
-            (PrimType::F16, std::mem::size_of::<half::f16>(), std::mem::align_of::<half::f16>()),
-            (PrimType::BF16, std::mem::size_of::<half::bf16>(), std::mem::align_of::<half::bf16>()),
+            (
+                PrimType::F16,
+                std::mem::size_of::<half::f16>(),
+                std::mem::align_of::<half::f16>(),
+            ),
+            (
+                PrimType::BF16,
+                std::mem::size_of::<half::bf16>(),
+                std::mem::align_of::<half::bf16>(),
+            ),
         ] {
             assert_eq!((p.size(), FieldType::Prim(p).align()), (size, align));
             assert!(p.is_float() && p.is_half() && !p.is_int());

@@ -182,9 +182,12 @@ pub fn prim_of_type(ty: &syn::Type) -> Option<PrimType> {
             // `f32`, `core::primitive::f32`; `half::f16`, `scangen::half::bf16`.
             let is_half = matches!(last.ident.to_string().as_str(), "f16" | "bf16");
             let ok_prefix = p.path.segments.len() == 1
-                || p.path.segments.iter().rev().nth(1).is_some_and(|s| {
-                    s.ident == "primitive" || (is_half && s.ident == "half")
-                });
+                || p.path
+                    .segments
+                    .iter()
+                    .rev()
+                    .nth(1)
+                    .is_some_and(|s| s.ident == "primitive" || (is_half && s.ident == "half"));
             if !ok_prefix {
                 return None;
             }

@@ -137,15 +137,33 @@ fn f32_probes() -> Vec<u32> {
 fn cases_for<H: Half>(out: &mut Vec<Case>) {
     let name = H::NAME;
     for b in 0..=u16::MAX {
-        out.push(("to32", name, b as u32, 0, H::from_bits(b).to_f32().to_bits(), false));
+        out.push((
+            "to32",
+            name,
+            b as u32,
+            0,
+            H::from_bits(b).to_f32().to_bits(),
+            false,
+        ));
     }
     for x in f32_probes() {
-        out.push(("from32", name, x, 0, H::from_f32(f32::from_bits(x)).bits() as u32, false));
+        out.push((
+            "from32",
+            name,
+            x,
+            0,
+            H::from_f32(f32::from_bits(x)).bits() as u32,
+            false,
+        ));
     }
     // Edge values (zeros, one, the largest, subnormals, infinities, NaN) and a pseudo-random
     // spread.
-    let mut vals: Vec<u16> = vec![0, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x3c00, 0xbc00, 0x7bff];
-    vals.extend([0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x7f80, 0xff80, 0x7fc0, 0x0080, 0x4170, 0x3555]);
+    let mut vals: Vec<u16> = vec![
+        0, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x3c00, 0xbc00, 0x7bff,
+    ];
+    vals.extend([
+        0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x7f80, 0xff80, 0x7fc0, 0x0080, 0x4170, 0x3555,
+    ]);
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     for _ in 0..60 {
         seed ^= seed << 13;
@@ -160,10 +178,31 @@ fn cases_for<H: Half>(out: &mut Vec<Case>) {
         for &b in &vals {
             let y = H::from_bits(b);
             for op in ["add", "sub", "mul", "div", "rem"] {
-                out.push((op, name, a as u32, b as u32, x.arith(op, y).bits() as u32, true));
+                out.push((
+                    op,
+                    name,
+                    a as u32,
+                    b as u32,
+                    x.arith(op, y).bits() as u32,
+                    true,
+                ));
             }
-            out.push(("min", name, a as u32, b as u32, x.min(y).bits() as u32, false));
-            out.push(("max", name, a as u32, b as u32, x.max(y).bits() as u32, false));
+            out.push((
+                "min",
+                name,
+                a as u32,
+                b as u32,
+                x.min(y).bits() as u32,
+                false,
+            ));
+            out.push((
+                "max",
+                name,
+                a as u32,
+                b as u32,
+                x.max(y).bits() as u32,
+                false,
+            ));
             out.push(("lt", name, a as u32, b as u32, (x < y) as u32, false));
             out.push(("eq", name, a as u32, b as u32, (x == y) as u32, false));
         }
@@ -198,7 +237,14 @@ fn half_code_matches_the_half_crate() {
     )
     .unwrap();
     let out = Command::new(cxx)
-        .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unused-function", "-o"])
+        .args([
+            "-std=c++17",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Wno-unused-function",
+            "-o",
+        ])
         .arg(&exe)
         .arg(&src)
         .output()
@@ -235,7 +281,9 @@ fn half_code_matches_the_half_crate() {
     for ((op, ty, a, b, want, nan_any), got) in cases.iter().zip(got) {
         let both_nan = *nan_any && is_nan_bits(ty, *want) && is_nan_bits(ty, got);
         if got != *want && !both_nan {
-            failures.push(format!("{op} {ty} {a:#x} {b:#x}: C++ {got:#x}, half {want:#x}"));
+            failures.push(format!(
+                "{op} {ty} {a:#x} {b:#x}: C++ {got:#x}, half {want:#x}"
+            ));
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

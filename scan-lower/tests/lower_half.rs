@@ -104,8 +104,16 @@ fn half_fields_in_a_module() {
         s.c_declaration(),
         "struct Mixed {\n    f16 h;\n    bf16 b;\n    rs_array<f16, 3> v;\n    u8 n;\n};"
     );
-    assert!(spec.combine_body.contains("v[i] = rs_add(v[i], r.v[i]);"), "{}", spec.combine_body);
-    assert!(spec.combine_body.contains("rs_mul(l.h, r.h)"), "{}", spec.combine_body);
+    assert!(
+        spec.combine_body.contains("v[i] = rs_add(v[i], r.v[i]);"),
+        "{}",
+        spec.combine_body
+    );
+    assert!(
+        spec.combine_body.contains("rs_mul(l.h, r.h)"),
+        "{}",
+        spec.combine_body
+    );
 }
 
 #[test]

@@ -89,8 +89,20 @@ pub fn mixed_24() -> OpSpec {
     )
 }
 
+/// 4 bytes of 2-byte floats: an f16 sum beside a bf16 maximum (rust_semantics.cu.tera's
+/// operators on `f16`/`bf16`).
+pub fn half_pair() -> OpSpec {
+    op(
+        "half_pair",
+        decl("HalfPair", &[("sum", PrimType::F16), ("max", PrimType::BF16)]),
+        "HalfPair r;\nr.sum = lhs.sum + rhs.sum;\nr.max = rs_max(lhs.max, rhs.max);\nreturn r;",
+        "HalfPair r;\nr.sum = rs_from_bits<f16>((u16)0x8000u);\nr.max = rs_from_bits<bf16>((u16)0xff80u);\nreturn r;",
+    )
+}
+
 pub fn struct_ops() -> Vec<OpSpec> {
     vec![
+        half_pair(),
         affine_f32(),
         stats_12(),
         byte_pair(),

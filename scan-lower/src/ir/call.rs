@@ -57,10 +57,37 @@ fn half_const(prim: PrimType, name: &str) -> Option<u16> {
         };
     }
     consts!(
-        EPSILON, INFINITY, MAX, MIN, MIN_POSITIVE, NAN, NEG_INFINITY, MIN_POSITIVE_SUBNORMAL,
-        MAX_SUBNORMAL, ONE, ZERO, NEG_ZERO, NEG_ONE, E, PI, FRAC_1_PI, FRAC_1_SQRT_2, FRAC_2_PI,
-        FRAC_2_SQRT_PI, FRAC_PI_2, FRAC_PI_3, FRAC_PI_4, FRAC_PI_6, FRAC_PI_8, LN_10, LN_2,
-        LOG10_E, LOG10_2, LOG2_E, LOG2_10, SQRT_2
+        EPSILON,
+        INFINITY,
+        MAX,
+        MIN,
+        MIN_POSITIVE,
+        NAN,
+        NEG_INFINITY,
+        MIN_POSITIVE_SUBNORMAL,
+        MAX_SUBNORMAL,
+        ONE,
+        ZERO,
+        NEG_ZERO,
+        NEG_ONE,
+        E,
+        PI,
+        FRAC_1_PI,
+        FRAC_1_SQRT_2,
+        FRAC_2_PI,
+        FRAC_2_SQRT_PI,
+        FRAC_PI_2,
+        FRAC_PI_3,
+        FRAC_PI_4,
+        FRAC_PI_6,
+        FRAC_PI_8,
+        LN_10,
+        LN_2,
+        LOG10_E,
+        LOG10_2,
+        LOG2_E,
+        LOG2_10,
+        SQRT_2
     )
 }
 
