@@ -8,8 +8,8 @@ fn lower(src: &str) -> String {
     let item: syn::ItemImpl = syn::parse_str(src).expect("valid Rust");
     match lower_impl(&item) {
         Ok(op) => format!(
-            "element: {}\ncombine({}, {}):\n{}\nidentity():\n{}",
-            format!("{:?}", op.elem),
+            "element: {:?}\ncombine({}, {}):\n{}\nidentity():\n{}",
+            op.elem,
             op.lhs,
             op.rhs,
             op.combine_body,
