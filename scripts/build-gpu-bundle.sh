@@ -17,18 +17,20 @@ bundle="$root/.gpu"
 # Test executables, as cargo arguments; each runs with --include-ignored --test-threads=1
 # --nocapture (GPU tests are #[ignore]d so that machines without a GPU skip them).
 GPU_TESTS=(
-  "-p scan-runtime --test gpu_suite"
-  "-p scan-runtime --test graphs"
-  "-p scan-runtime --test seeded"
-  "-p scan-runtime --test variants"
-  "-p scan-runtime --test compile_generated"
-  "-p scan-runtime --test error_paths"
-  "-p scan-runtime --test soak"
+  "-p scangen-runtime --test gpu_suite"
+  "-p scangen-runtime --test graphs"
+  "-p scangen-runtime --test seeded"
+  "-p scangen-runtime --test variants"
+  "-p scangen-runtime --test columns"
+  "-p scangen-runtime --test graph_variants"
+  "-p scangen-runtime --test compile_generated"
+  "-p scangen-runtime --test error_paths"
+  "-p scangen-runtime --test soak"
   "-p scangen-cli --test gpu_examples"
   "-p scangen-cli --test gpu_operator_language"
   # Sharded scans: thread ranks on one GPU, and NCCL over every GPU (skipped without libnccl
   # unless SCANGEN_REQUIRE_NCCL=1).
-  "-p scan-runtime --features nccl --test gpu_sharded"
+  "-p scangen-runtime --features nccl --test gpu_sharded"
 )
 # Other executables (benchmarks, examples): "cargo build arguments|arguments to run it with".
 # Example: "--bin scangen|bench --quick"

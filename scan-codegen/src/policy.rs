@@ -204,6 +204,9 @@ impl TuningPolicy {
         elem_align: usize,
         variant: crate::ScanVariant,
     ) -> TuningPolicy {
+        if variant.segments == crate::Segments::Columns {
+            return Self::for_columns(sm, algorithm, elem_size, elem_align);
+        }
         if !variant.segments.is_segmented() {
             return TuningPolicy::for_target(sm, algorithm, elem_size);
         }
@@ -221,6 +224,31 @@ impl TuningPolicy {
                 <= Self::MAX_STATIC_SHARED_BYTES
         };
         while !fits(&policy) && policy.items_per_thread > 1 {
+            policy.items_per_thread /= 2;
+        }
+        policy
+    }
+
+    /// Column scans (scan-codegen/templates/columns.cu.tera): 256 threads, and the flat scan's
+    /// bytes per thread (a thread's rows are one column's run) halved until the tile, staged in
+    /// shared memory both ways, fits. No L2 prefetch: a column tile is not one contiguous range.
+    fn for_columns(
+        sm: u32,
+        algorithm: Algorithm,
+        elem_size: usize,
+        elem_align: usize,
+    ) -> TuningPolicy {
+        let flat = TuningPolicy::for_target(sm, algorithm, elem_size);
+        let mut policy = TuningPolicy {
+            min_blocks_per_sm: 1,
+            vector_bytes: 4,
+            l2_prefetch_tiles: 0,
+            ..TuningPolicy::new(256, flat.items_per_thread.min(32))
+        };
+        while crate::layout::column_shared_bytes(&policy, elem_size, elem_align)
+            > Self::MAX_STATIC_SHARED_BYTES
+            && policy.items_per_thread > 1
+        {
             policy.items_per_thread /= 2;
         }
         policy

@@ -148,7 +148,7 @@ pub fn snapshot_name(
     )
 }
 
-const TEMPLATES: [(&str, &str); 11] = [
+const TEMPLATES: [(&str, &str); 12] = [
     ("rust_semantics.cu.tera", scan_core::RUST_SEMANTICS_CU),
     (
         "prelude.cu.tera",
@@ -182,6 +182,10 @@ const TEMPLATES: [(&str, &str); 11] = [
     (
         "hierarchical.cu.tera",
         include_str!("../templates/hierarchical.cu.tera"),
+    ),
+    (
+        "columns.cu.tera",
+        include_str!("../templates/columns.cu.tera"),
     ),
     ("scan.cu.tera", include_str!("../templates/scan.cu.tera")),
 ];
@@ -311,6 +315,10 @@ fn segment_parameters(segments: Segments) -> (&'static str, &'static str) {
             ", unsigned long long cols, unsigned long long row_stride",
             "{cols, ~0ull / cols}",
         ),
+        Segments::Columns => (
+            ", unsigned long long cols, unsigned long long row_stride, unsigned int tile_cols_log2",
+            "",
+        ),
     }
 }
 
@@ -331,7 +339,12 @@ pub fn generate_variant(
     variant
         .supported_by(algorithm)
         .map_err(CodegenError::InvalidVariant)?;
-    let segmented = variant.segments.is_segmented();
+    let segmented = variant.segments.lifts_elements();
+    let columns = variant.segments == Segments::Columns;
+    if columns {
+        // The L2 prefetch asks for a contiguous tile; a column tile is rows of a strip.
+        policy.l2_prefetch_tiles = 0;
+    }
     let scanned_size = if segmented {
         layout::segmented_size(elem_size, elem_align)
     } else {
@@ -342,8 +355,12 @@ pub fn generate_variant(
         // The L2 prefetch asks for a tile's bytes as one contiguous range; strided rows have none.
         policy.l2_prefetch_tiles = 0;
     }
-    let smem = layout::static_shared_bytes(&policy, algorithm, elem_size, elem_align)
-        + layout::variant_shared_bytes(&policy, variant, elem_size, scanned_size);
+    let smem = if columns {
+        layout::column_shared_bytes(&policy, elem_size, elem_align)
+    } else {
+        layout::static_shared_bytes(&policy, algorithm, elem_size, elem_align)
+            + layout::variant_shared_bytes(&policy, variant, elem_size, scanned_size)
+    };
     if smem > TuningPolicy::MAX_STATIC_SHARED_BYTES {
         return Err(CodegenError::InvalidPolicy(format!(
             "the {} scan needs {smem} bytes of static shared memory per block with {} threads x {} items; at most {} fit: use fewer items per thread",
@@ -402,6 +419,7 @@ pub fn generate_variant(
     ctx.insert("exclusive", &(mode == ScanMode::Exclusive));
 
     ctx.insert("segmented", &segmented);
+    ctx.insert("columns", &columns);
     ctx.insert("segments", variant.segments.kind_name());
     ctx.insert("reverse", &(variant.direction == Direction::Reverse));
     ctx.insert("strided", &strided);

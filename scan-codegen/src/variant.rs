@@ -54,11 +54,22 @@ pub enum Segments {
     /// `rows × cols` row-major, each row its own segment; `strided`: rows are `row_stride`
     /// elements apart (input and output alike) instead of `cols`.
     Rows { strided: bool },
+    /// `rows × cols` row-major, each column its own segment, scanned down the rows
+    /// (`cumsum(dim=0)`); rows are `row_stride` elements apart. Columns are not lifted to
+    /// `(value, head)` pairs: their own kernel shape keeps each column apart
+    /// (scan-codegen/templates/columns.cu.tera).
+    Columns,
 }
 
 impl Segments {
     pub fn is_segmented(self) -> bool {
         !matches!(self, Segments::None)
+    }
+
+    /// Whether the kernels scan `(value, head)` pairs: every segment rule but columns, which
+    /// have a kernel shape of their own.
+    pub fn lifts_elements(self) -> bool {
+        self.is_segmented() && self != Segments::Columns
     }
 
     /// Whether a kernel built for `self` runs data for `given`: the same rule, or contiguous
@@ -77,6 +88,7 @@ impl Segments {
             Segments::Keys(_) => "keys",
             Segments::Offsets(_) => "offsets",
             Segments::Rows { .. } => "rows",
+            Segments::Columns => "columns",
         }
     }
 }
@@ -155,6 +167,7 @@ impl fmt::Display for Segments {
             Segments::Offsets(w) => write!(f, "offsets-{}", w.prim().name()),
             Segments::Rows { strided: false } => f.write_str("rows"),
             Segments::Rows { strided: true } => f.write_str("rows-strided"),
+            Segments::Columns => f.write_str("columns"),
         }
     }
 }

@@ -9,11 +9,7 @@ fn lower(src: &str) -> String {
     match lower_impl(&item) {
         Ok(op) => format!(
             "element: {:?}\ncombine({}, {}):\n{}\nidentity():\n{}",
-            op.elem,
-            op.lhs,
-            op.rhs,
-            op.combine_body,
-            op.identity_body
+            op.elem, op.lhs, op.rhs, op.combine_body, op.identity_body
         ),
         Err(e) => e.render(),
     }

@@ -34,6 +34,22 @@ pub fn scan_variant_in_place<Op: ScanOp>(
         }
         return Ok(total);
     }
+    // Columns: every row in scan order, one running value per column.
+    if let Some(HostSegments::Columns {
+        rows,
+        cols,
+        row_stride,
+    }) = segments
+    {
+        ScanError::check_rows(rows, cols, row_stride, len)?;
+        return Ok(scan_columns::<Op>(
+            data,
+            mode,
+            direction,
+            (rows as usize, cols as usize, row_stride as usize),
+            init,
+        ));
+    }
     let starts = match segments {
         Some(s) => s.starts(len)?,
         None => Vec::new(),
@@ -84,4 +100,40 @@ fn scan_run<Op: ScanOp>(
         acc = Some(after);
     }
     acc.unwrap_or_else(Op::identity)
+}
+
+/// Scans each column of the row-major `rows x cols` matrix (rows `row_stride` apart) down the
+/// rows, or up them in reverse, row by row so that memory is read in order. Returns the last
+/// column's total (the GPU scan writes every column's).
+fn scan_columns<Op: ScanOp>(
+    data: &mut [Op::Elem],
+    mode: ScanMode,
+    direction: Direction,
+    (rows, cols, row_stride): (usize, usize, usize),
+    init: Option<Op::Elem>,
+) -> Op::Elem {
+    let mut acc: Vec<Option<Op::Elem>> = vec![init; cols];
+    for k in 0..rows {
+        let r = match direction {
+            Direction::Forward => k,
+            Direction::Reverse => rows - 1 - k,
+        };
+        let row = &mut data[r * row_stride..r * row_stride + cols];
+        for (x, a) in row.iter_mut().zip(acc.iter_mut()) {
+            let after = match *a {
+                Some(a) => Op::combine(a, *x),
+                None => *x,
+            };
+            *x = match mode {
+                ScanMode::Inclusive => after,
+                ScanMode::Exclusive => a.unwrap_or_else(Op::identity),
+            };
+            *a = Some(after);
+        }
+    }
+    acc.last()
+        .copied()
+        .flatten()
+        .or(init)
+        .unwrap_or_else(Op::identity)
 }

@@ -60,6 +60,11 @@ pub enum ScanError {
         n: u64,
     },
 
+    /// The total buffer of a column scan holds fewer values than the matrix has columns (it
+    /// receives each column's total).
+    #[error("a column scan writes one total per column: the total buffer has {len} elements for {cols} columns")]
+    ColumnTotals { len: u64, cols: u64 },
+
     /// A rows shape that does not describe the buffers.
     #[error("rows: {why}")]
     BadRows { why: String },

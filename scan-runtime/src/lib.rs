@@ -22,6 +22,7 @@ mod auto;
 mod cache_entry;
 mod cache_trust;
 mod capture;
+mod column_plan;
 pub mod compile;
 pub mod cpu;
 pub mod cpu_variant;

@@ -2,6 +2,7 @@
 
 use crate::abi;
 use crate::capture::{self, Capture};
+use crate::column_plan::ColumnShape;
 use crate::error::{alloc, driver, ScanError};
 use crate::extras::ScanExtras;
 use crate::gpu::{Gpu, LoadedScan, ModuleKey};
@@ -207,6 +208,16 @@ where
         for m in sizes {
             let (loaded, tile) = self.variant_for(m, Capture::None)?;
             needs = needs.max(self.needs(&loaded, &launch_plan::plan(self.algorithm(), m, tile)?));
+            if self.variant().segments == Segments::Columns && m > 0 {
+                // A column scan's slots depend on the matrix's shape: reserve for any shape.
+                let policy = &loaded.generated.policy;
+                let slots =
+                    ColumnShape::slot_bound(m, policy.block_threads, policy.items_per_thread);
+                needs = needs.max(Needs {
+                    level_bytes: 0,
+                    tile_state_bytes: abi::tile_state_bytes(&loaded.generated, slots),
+                });
+            }
         }
         self.workspace.follow(stream, Capture::None)?;
         self.workspace.reserve(stream, needs)?;
@@ -269,6 +280,18 @@ where
             }
         }
         let n = self.check_segments(segments.as_ref(), input.len() as u64)?;
+        let columns = segments
+            .as_ref()
+            .filter(|s| s.rule == Segments::Columns)
+            .map(|s| (s.rows.0, s.rows.1));
+        if let (Some((_, cols)), Some(t)) = (columns, &total) {
+            if (t.len() as u64) < cols {
+                return Err(ScanError::ColumnTotals {
+                    len: t.len() as u64,
+                    cols,
+                });
+            }
+        }
         self.check_device(stream)?;
         self.check_device(input.stream())?;
         self.check_device(output.stream())?;
@@ -282,7 +305,7 @@ where
             self.check_device(b.stream())?;
         }
         let capture = capture::status(stream)?;
-        let ready = self.ready(stream, capture, n)?;
+        let ready = self.ready(stream, capture, n, columns)?;
         let empty_total_from = match (&ready, &total, &init) {
             (None, Some(_), None) => Some(self.identity_on_device(stream, capture)?),
             _ => None,
@@ -301,6 +324,14 @@ where
                 Segments::Rows { .. } => SegmentArgs::Rows {
                     cols: s.rows.1,
                     row_stride: s.rows.2,
+                },
+                Segments::Columns => SegmentArgs::Columns {
+                    cols: s.rows.1,
+                    row_stride: s.rows.2,
+                    tile_cols_log2: ready
+                        .as_ref()
+                        .and_then(|r| r.columns)
+                        .map_or(0, |c| c.tile_cols_log2),
                 },
                 Segments::Offsets(_) => SegmentArgs::Offsets {
                     offsets: segment_read.as_ref().map_or(0, |(p, _)| *p),
@@ -338,6 +369,7 @@ where
                 total_ptr,
                 empty_total_from.unwrap_or(init_ptr),
                 self.elem_bytes(),
+                columns.map_or(1, |(_, cols)| cols),
             ),
         }
     }
@@ -356,7 +388,7 @@ where
         self.check_device(stream)?;
         self.check_device(data.stream())?;
         let capture = capture::status(stream)?;
-        let Some(ready) = self.ready(stream, capture, data.len() as u64)? else {
+        let Some(ready) = self.ready(stream, capture, data.len() as u64, None)? else {
             return Ok(());
         };
         let (ptr, write) = data.device_ptr_mut(stream);
@@ -407,7 +439,7 @@ where
         self.check_segments(None, n)?;
         self.check_device(stream)?;
         let capture = capture::status(stream)?;
-        match self.ready(stream, capture, n)? {
+        match self.ready(stream, capture, n, None)? {
             Some(ready) => self.enqueue(
                 stream,
                 capture,
@@ -426,7 +458,7 @@ where
                 } else {
                     self.identity_on_device(stream, capture)?
                 };
-                copy_empty_total(stream, total, from, self.elem_bytes())
+                copy_empty_total(stream, total, from, self.elem_bytes(), 1)
             }
             None => Ok(()),
         }
@@ -501,7 +533,9 @@ where
         };
         match s.rule {
             Segments::None => Ok(len),
-            Segments::Rows { .. } => ScanError::check_rows(s.rows.0, s.rows.1, s.rows.2, len),
+            Segments::Rows { .. } | Segments::Columns => {
+                ScanError::check_rows(s.rows.0, s.rows.1, s.rows.2, len)
+            }
             Segments::Flags | Segments::Keys(_) => {
                 let what = if s.rule == Segments::Flags {
                     "flags"
@@ -535,13 +569,11 @@ where
         input: &[Op::Elem],
         segments: HostSegments<'_>,
     ) -> Result<Vec<Op::Elem>, ScanError> {
-        let n = match segments {
-            HostSegments::Rows {
-                rows,
-                cols,
-                row_stride,
-            } => ScanError::check_rows(rows, cols, row_stride, input.len() as u64)?,
-            _ => input.len() as u64,
+        let n = match segments.matrix() {
+            Some((rows, cols, row_stride)) => {
+                ScanError::check_rows(rows, cols, row_stride, input.len() as u64)?
+            }
+            None => input.len() as u64,
         };
         segments.check(n)?;
         let mut result = input.to_vec();
@@ -592,6 +624,16 @@ where
                 self.scan_device_with(&stream, &data, &mut output, extras)?;
                 download(&stream, &output, &mut result)?;
             }
+            HostSegments::Columns {
+                rows,
+                cols,
+                row_stride,
+            } => {
+                let extras =
+                    ScanExtras::new().segments(DeviceSegments::columns(rows, cols, row_stride));
+                self.scan_device_with(&stream, &data, &mut output, extras)?;
+                download(&stream, &output, &mut result)?;
+            }
             HostSegments::Keys(k) => match k {
                 HostKeys::I8(k) => with_keys!(k),
                 HostKeys::I16(k) => with_keys!(k),
@@ -637,14 +679,27 @@ where
     /// Inside a capture (`capture` is `Active`) nothing is loaded, allocated or waited on: what
     /// that would need is an error naming `prepare`, returned before any buffer is touched so
     /// the capture stays intact. `None`: nothing to launch (n = 0).
+    /// `columns`: `(rows, cols)` of a column scan, whose launch shape follows the matrix.
     fn ready(
         &mut self,
         stream: &Arc<CudaStream>,
         capture: Capture,
         n: u64,
+        columns: Option<(u64, u64)>,
     ) -> Result<Option<ReadyLaunch>, ScanError> {
         let (loaded, tile) = self.variant_for(n, capture)?;
-        let plan = launch_plan::plan(self.algorithm(), n, tile)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let (plan, columns) = match columns {
+            Some((rows, cols)) => {
+                let policy = &loaded.generated.policy;
+                let shape =
+                    ColumnShape::new(rows, cols, policy.block_threads, policy.items_per_thread);
+                (shape.plan(rows, cols)?, Some(shape))
+            }
+            None => (launch_plan::plan(self.algorithm(), n, tile)?, None),
+        };
         if plan.launches.is_empty() {
             return Ok(None);
         }
@@ -657,7 +712,11 @@ where
         }
         ws.follow(stream, capture)?;
         ws.reserve(stream, needs)?;
-        Ok(Some(ReadyLaunch { loaded, plan }))
+        Ok(Some(ReadyLaunch {
+            loaded,
+            plan,
+            columns,
+        }))
     }
 
     /// The operator's identity in device memory (the total of an empty scan with no initial
@@ -689,7 +748,7 @@ where
         output: CUdeviceptr,
         seeds: Seeds,
     ) -> Result<(), ScanError> {
-        let ReadyLaunch { loaded, plan } = ready;
+        let ReadyLaunch { loaded, plan, .. } = ready;
         let generated = &loaded.generated;
         let ws = &mut self.workspace;
         let levels_ptr = ws.levels_ptr();
@@ -727,6 +786,13 @@ where
                         }
                         SegmentArgs::Rows { cols, row_stride } => {
                             args.arg(cols).arg(row_stride);
+                        }
+                        SegmentArgs::Columns {
+                            cols,
+                            row_stride,
+                            tile_cols_log2,
+                        } => {
+                            args.arg(cols).arg(row_stride).arg(tile_cols_log2);
                         }
                     }
                 }
@@ -784,29 +850,54 @@ enum SegmentArgs {
         cols: u64,
         row_stride: u64,
     },
+    Columns {
+        cols: u64,
+        row_stride: u64,
+        tile_cols_log2: u32,
+    },
 }
 
 /// An empty scan's total is its initial value (or the identity): one element copied on the
 /// stream, which a capture records like any copy.
+/// `count` totals (a column scan of no rows has one per column): the first copied, then
+/// doubled within the total buffer, so log2(count) copies.
 fn copy_empty_total(
     stream: &Arc<CudaStream>,
     total: CUdeviceptr,
     from: CUdeviceptr,
     bytes: usize,
+    count: u64,
 ) -> Result<(), ScanError> {
-    if total == 0 {
+    if total == 0 || count == 0 {
         return Ok(());
     }
-    // SAFETY: both are device addresses of at least one element (checked or promised by the
-    // callers), and the copy is ordered on `stream` like the scan it stands in for.
-    unsafe { cudarc::driver::result::memcpy_dtod_async(total, from, bytes, stream.cu_stream()) }
-        .map_err(driver("writing the total of an empty scan"))
+    let copy = |dst: CUdeviceptr, src: CUdeviceptr, len: usize| {
+        // SAFETY: device addresses the callers checked (the total holds `count` elements, the
+        // source one) or promised, non-overlapping ([0, have) to [have, have + len)), and
+        // ordered on `stream` like the scan they stand in for.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, len, stream.cu_stream()) }
+            .map_err(driver("writing the total of an empty scan"))
+    };
+    copy(total, from, bytes)?;
+    let mut have = 1u64;
+    while have < count {
+        let more = have.min(count - have);
+        copy(
+            total + have * bytes as u64,
+            total,
+            (more * bytes as u64) as usize,
+        )?;
+        have += more;
+    }
+    Ok(())
 }
 
 /// A launch plan whose scratch is in place (`Scanner::ready`), waiting for its buffers.
 struct ReadyLaunch {
     loaded: Arc<LoadedScan>,
     plan: LaunchPlan,
+    /// The tiles of a column scan.
+    columns: Option<ColumnShape>,
 }
 
 fn download<T: DeviceRepr>(

@@ -1,4 +1,4 @@
-//! The data a segmented scan restarts by: head flags, keys, CSR offsets or rows, on the device
+//! The data a segmented scan restarts by: head flags, keys, CSR offsets, rows or columns, on the device
 //! ([`DeviceSegments`], for [`crate::ScanExtras::segments`]) or on the host ([`HostSegments`]).
 //!
 //! Which rule a scanner applies is fixed when it is built (`ScanOptions::segmented`), because
@@ -61,7 +61,7 @@ impl<T> ErasedBuffer for Typed<'_, T> {
 pub struct DeviceSegments<'a> {
     pub(crate) rule: Segments,
     pub(crate) buffer: Option<Box<dyn ErasedBuffer + 'a>>,
-    /// Rows: (rows, cols, row_stride).
+    /// Rows and columns: (rows, cols, row_stride).
     pub(crate) rows: (u64, u64, u64),
 }
 
@@ -111,6 +111,17 @@ impl<'a> DeviceSegments<'a> {
             rows: (rows, cols, row_stride),
         }
     }
+
+    /// `rows` rows of `cols` elements, `row_stride` elements apart: each column scanned down
+    /// the rows on its own (up them for a reverse scan), as `cumsum(dim=0)`. An initial value
+    /// seeds every column; a total buffer receives `cols` values, each column's total.
+    pub fn columns(rows: u64, cols: u64, row_stride: u64) -> DeviceSegments<'a> {
+        DeviceSegments {
+            rule: Segments::Columns,
+            buffer: None,
+            rows: (rows, cols, row_stride),
+        }
+    }
 }
 
 /// Segment data in host memory, for the host-slice calls and the CPU backend.
@@ -120,8 +131,15 @@ pub enum HostSegments<'a> {
     Keys(HostKeys<'a>),
     Offsets32(&'a [u32]),
     Offsets64(&'a [u64]),
-    /// `rows × cols`, rows `row_stride` elements apart.
+    /// `rows × cols`, rows `row_stride` elements apart, each row its own segment.
     Rows {
+        rows: u64,
+        cols: u64,
+        row_stride: u64,
+    },
+    /// `rows × cols`, rows `row_stride` elements apart, each column its own segment
+    /// (scanned down the rows).
+    Columns {
         rows: u64,
         cols: u64,
         row_stride: u64,
@@ -176,6 +194,24 @@ impl<'a> HostSegments<'a> {
             } => Segments::Rows {
                 strided: row_stride != cols,
             },
+            HostSegments::Columns { .. } => Segments::Columns,
+        }
+    }
+
+    /// `(rows, cols, row_stride)` of rows or columns.
+    pub fn matrix(&self) -> Option<(u64, u64, u64)> {
+        match *self {
+            HostSegments::Rows {
+                rows,
+                cols,
+                row_stride,
+            }
+            | HostSegments::Columns {
+                rows,
+                cols,
+                row_stride,
+            } => Some((rows, cols, row_stride)),
+            _ => None,
         }
     }
 
@@ -189,12 +225,13 @@ impl<'a> HostSegments<'a> {
             HostSegments::Keys(k) => ScanError::check_segment_len("keys", k.len(), n),
             HostSegments::Offsets32(o) => check_offsets(o.iter().map(|&x| u64::from(x)), n),
             HostSegments::Offsets64(o) => check_offsets(o.iter().copied(), n),
-            HostSegments::Rows { .. } => Ok(()),
+            HostSegments::Rows { .. } | HostSegments::Columns { .. } => Ok(()),
         }
     }
 
     /// Whether a segment starts at each position of the `n`-element row-major sequence
-    /// (position 0 always does), after checking the data against `n`.
+    /// (position 0 always does), after checking the data against `n`. Columns are not runs of
+    /// that sequence: they are [`ScanError::SegmentsMismatch`](crate::ScanError).
     pub fn starts(&self, n: u64) -> Result<Vec<bool>, crate::ScanError> {
         self.check(n)?;
         let mut starts = vec![false; n as usize];
@@ -217,6 +254,13 @@ impl<'a> HostSegments<'a> {
                 for (i, s) in starts.iter_mut().enumerate() {
                     *s = (i as u64).checked_rem(*cols) == Some(0);
                 }
+            }
+            HostSegments::Columns { .. } => {
+                return Err(crate::ScanError::SegmentsMismatch {
+                    scanner: "a rule of runs (flags, keys, offsets, rows)".into(),
+                    given: "columns".into(),
+                    given_rule: "Columns".into(),
+                })
             }
         }
         if let Some(first) = starts.first_mut() {

@@ -11,7 +11,7 @@ use scan_runtime::{
 
 mod common;
 use common::ops::Compose;
-use common::segments::{ranges, reference, starts};
+use common::segments::{column_reference, column_shapes, ranges, reference, starts};
 use common::{first_mismatch, Rng, TestValue};
 use scan_core::BuiltinOp;
 
@@ -80,7 +80,9 @@ fn check(rule: Segments, mode: ScanMode, reverse: bool, rng: &mut Rng) -> usize 
                         row_stride,
                     }
                 }
-                Segments::None => unreachable!(),
+                Segments::None | Segments::Columns => {
+                    unreachable!("columns: cpu_column_scans_match_the_reference")
+                }
             };
             let got = scanner.scan_segmented(&input, host).expect("scan");
             if let Err(e) = first_mismatch(&expected, &got) {
@@ -111,6 +113,79 @@ fn cpu_segmented_scans_match_the_reference() {
         }
     }
     assert!(cases > 1000);
+}
+
+#[test]
+fn cpu_column_scans_match_the_reference() {
+    let mut rng = Rng::new("cpu columns");
+    let mut cases = 0;
+    for mode in ScanMode::ALL {
+        for reverse in [false, true] {
+            let mut opts = ScanOptions::default().segmented(Segments::Columns);
+            opts.mode = mode;
+            if reverse {
+                opts = opts.reverse();
+            }
+            let mut scanner = CpuScanner::<Compose>::new(opts);
+            for (k, (rows, cols)) in column_shapes(TILE).into_iter().enumerate() {
+                let stride = cols + k % 3;
+                let len = if rows == 0 {
+                    0
+                } else {
+                    (rows - 1) * stride + cols
+                };
+                let input: Vec<_> = (0..len)
+                    .map(|_| {
+                        <Compose as scan_runtime::ScanOp>::Elem::random(&mut rng, BuiltinOp::Add)
+                    })
+                    .collect();
+                let mut expected = input.clone();
+                column_reference::<Compose>(
+                    &input,
+                    (rows, cols, stride),
+                    mode,
+                    reverse,
+                    None,
+                    &mut expected,
+                );
+                let segments = HostSegments::Columns {
+                    rows: rows as u64,
+                    cols: cols as u64,
+                    row_stride: stride as u64,
+                };
+                let got = scanner.scan_segmented(&input, segments).unwrap();
+                first_mismatch(&expected, &got).unwrap_or_else(|e| {
+                    panic!("{rows} x {cols} stride {stride} {mode} reverse={reverse}: {e}")
+                });
+                cases += 1;
+            }
+        }
+    }
+    // A stride smaller than cols is a typed error, and so is column data on a rows scanner.
+    let mut scanner =
+        CpuScanner::<Add<u32>>::new(ScanOptions::default().segmented(Segments::Columns));
+    let bad = HostSegments::Columns {
+        rows: 2,
+        cols: 3,
+        row_stride: 2,
+    };
+    assert!(matches!(
+        scanner.scan_segmented(&[1; 5], bad),
+        Err(ScanError::BadRows { .. })
+    ));
+    let mut rows_scanner = CpuScanner::<Add<u32>>::new(
+        ScanOptions::default().segmented(Segments::Rows { strided: true }),
+    );
+    let cols = HostSegments::Columns {
+        rows: 2,
+        cols: 2,
+        row_stride: 2,
+    };
+    assert!(matches!(
+        rows_scanner.scan_segmented(&[1; 4], cols),
+        Err(ScanError::SegmentsMismatch { .. })
+    ));
+    println!("cpu columns: {cases} cases passed");
 }
 
 #[test]

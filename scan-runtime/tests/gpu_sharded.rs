@@ -11,7 +11,7 @@
 //! GPU of the machine (one rank per GPU; a machine with one GPU runs a group of one).
 //!
 //! ```sh
-//! cargo test --release -p scan-runtime --features nccl --test gpu_sharded -- --ignored --test-threads=1
+//! cargo test --release -p scangen-runtime --features nccl --test gpu_sharded -- --ignored --test-threads=1
 //! ```
 
 use scan_runtime::builtin::Add;

@@ -35,8 +35,12 @@ pub enum SegmentedArg {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum RowsArg {
+    /// Each row scanned on its own, rows `cols` apart (`cumsum(dim=-1)`).
     Contiguous,
+    /// Each row scanned on its own, rows `row_stride` apart.
     Strided,
+    /// Each column scanned down the rows (`cumsum(dim=0)`), any row stride.
+    Columns,
 }
 
 /// The scan variant the flags ask for.
@@ -46,6 +50,7 @@ fn variant(args: &EmitArgs) -> Result<ScanVariant, String> {
         (None, None) => Segments::None,
         (None, Some(RowsArg::Contiguous)) => Segments::Rows { strided: false },
         (None, Some(RowsArg::Strided)) => Segments::Rows { strided: true },
+        (None, Some(RowsArg::Columns)) => Segments::Columns,
         (Some(SegmentedArg::Flags), None) => Segments::Flags,
         (Some(SegmentedArg::Keys), None) => {
             let key = PrimType::ALL

@@ -127,6 +127,7 @@ pub fn variants() -> Vec<scan_codegen::ScanVariant> {
         Segments::Offsets(OffsetWidth::U64),
         Segments::Rows { strided: false },
         Segments::Rows { strided: true },
+        Segments::Columns,
     ];
     let mut out = vec![ScanVariant::FLAT.reverse()];
     for s in segments {

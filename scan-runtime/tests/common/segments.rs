@@ -99,3 +99,65 @@ pub fn ranges(starts: &[usize], n: usize) -> Vec<(usize, usize)> {
     }
     r
 }
+
+/// The plain column reference: each column of the row-major `rows x cols` matrix (rows
+/// `row_stride` apart) scanned on its own, down the rows (up them when `reverse`), from `init`;
+/// returns each column's total. Elements outside the matrix are left as they are.
+#[allow(clippy::too_many_arguments)]
+pub fn column_reference<Op: ScanOp>(
+    input: &[Op::Elem],
+    (rows, cols, row_stride): (usize, usize, usize),
+    mode: ScanMode,
+    reverse: bool,
+    init: Option<Op::Elem>,
+    out: &mut [Op::Elem],
+) -> Vec<Op::Elem> {
+    let mut totals = Vec::with_capacity(cols);
+    for c in 0..cols {
+        let order: Vec<usize> = if reverse {
+            (0..rows).rev().collect()
+        } else {
+            (0..rows).collect()
+        };
+        let mut acc = init;
+        for r in order {
+            let p = r * row_stride + c;
+            let after = match acc {
+                Some(x) => Op::combine(x, input[p]),
+                None => input[p],
+            };
+            out[p] = match mode {
+                ScanMode::Inclusive => after,
+                ScanMode::Exclusive => acc.unwrap_or_else(Op::identity),
+            };
+            acc = Some(after);
+        }
+        totals.push(acc.unwrap_or_else(Op::identity));
+    }
+    totals
+}
+
+/// Matrix shapes `(rows, cols)` for column scans around a tile of `tile` elements: one row,
+/// one column, warp edges, a tile's rows +- 1 for narrow and wide tiles, primes, tall and wide.
+pub fn column_shapes(tile: usize) -> Vec<(usize, usize)> {
+    vec![
+        (0, 5),
+        (1, 1),
+        (1, 1000),
+        (1000, 1),
+        (2, 3),
+        (31, 33),
+        (32, 32),
+        (33, 31),
+        (17, 16),
+        (tile / 16 - 1, 16),
+        (tile / 16 + 1, 16),
+        (tile / 32 + 1, 33),
+        (97, 101),
+        (3 * tile / 32 + 5, 64),
+        (2 * tile + 3, 3),
+        (4 * tile + 1, 1),
+        (7, 4099),
+        (257, 129),
+    ]
+}

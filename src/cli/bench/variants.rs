@@ -1,4 +1,4 @@
-//! `scangen bench --variants`: batched rows, by-key, by-flags, by-offsets and reverse scans,
+//! `scangen bench --variants`: batched rows and columns, by-key, by-flags, by-offsets and reverse scans,
 //! each timed (CUDA events, median) beside a device copy that moves the same bytes in the same
 //! run: every byte the scan reads and writes counts (values in and out, keys, flags, offsets),
 //! and the copy moves half of them in and half out.
@@ -111,6 +111,17 @@ impl Bench<'_> {
                 ScanExtras::new().segments(DeviceSegments::rows(r, c, c))
             })?;
             push(format!("rows {r} x {c}"), values, t);
+        }
+
+        // Batched columns (cumsum(dim=0)), the same shapes.
+        let mut by_columns = self
+            .gpu
+            .scanner::<O>(ScanOptions::default().segmented(Segments::Columns))?;
+        for (r, c) in row_shapes(n.trailing_zeros()) {
+            let t = self.time::<O>(&mut by_columns, &input, &mut output, values, || {
+                ScanExtras::new().segments(DeviceSegments::columns(r, c, c))
+            })?;
+            push(format!("columns {r} x {c}"), values, t);
         }
 
         // By key (i32 keys, runs of random length, mean 64) and by flags at the same heads.
