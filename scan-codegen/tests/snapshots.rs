@@ -36,6 +36,18 @@ fn builtin_ops() {
     }
 }
 
+/// The 2-byte floats: an f16 sum and a bf16 maximum (the other half built-ins differ only in
+/// the combine line).
+#[test]
+fn half_builtin_ops() {
+    for (op, ty) in [
+        (BuiltinOp::Add, PrimType::F16),
+        (BuiltinOp::Max, PrimType::BF16),
+    ] {
+        check(&op.spec(ty).unwrap(), ty.name());
+    }
+}
+
 #[test]
 fn struct_op() {
     let op = common::affine_f32();

@@ -76,6 +76,13 @@ impl BuiltinOp {
     }
 
     fn check(self, ty: PrimType) -> Result<(), UnsupportedBuiltin> {
+        if ty.is_half() && !matches!(self, BuiltinOp::Add | BuiltinOp::Min | BuiltinOp::Max) {
+            return Err(UnsupportedBuiltin {
+                op: self,
+                ty,
+                reason: "the built-ins on `f16` and `bf16` are `add`, `min` and `max`",
+            });
+        }
         let bitwise = matches!(self, BuiltinOp::And | BuiltinOp::Or | BuiltinOp::Xor);
         if bitwise && ty.is_float() {
             return Err(UnsupportedBuiltin {
@@ -127,6 +134,8 @@ fn wrapping_type(ty: PrimType) -> &'static str {
     }
 }
 
+/// (`f16`/`bf16` use the same C text: `rust_semantics.cu.tera` gives their C++ structs the
+/// operators `+ < > !=`, each as `half`'s: through `f32`, rounded back to the element type.)
 fn combine_c(op: BuiltinOp, ty: PrimType) -> String {
     let t = ty.name();
     match (op, ty.is_float()) {
@@ -186,8 +195,39 @@ fn float_inf_c(ty: PrimType, negative: bool) -> &'static str {
     }
 }
 
+/// A 2-byte float by its bits (`rs_from_bits` in `rust_semantics.cu.tera`): exact, and the
+/// same value as the `half` constant the typed op uses.
+fn half_bits_c(ty: PrimType, bits: u16) -> String {
+    format!("rs_from_bits<{ty}>((u16)0x{bits:04x}u)")
+}
+
 fn identity_c(op: BuiltinOp, ty: PrimType) -> String {
     let t = ty.name();
+    if ty.is_half() {
+        let (neg_zero, inf, neg_inf) = match ty {
+            PrimType::F16 => (
+                half::f16::NEG_ZERO,
+                half::f16::INFINITY,
+                half::f16::NEG_INFINITY,
+            )
+                .map_bits(),
+            _ => (
+                half::bf16::NEG_ZERO,
+                half::bf16::INFINITY,
+                half::bf16::NEG_INFINITY,
+            )
+                .map_bits(),
+        };
+        return half_bits_c(
+            ty,
+            match op {
+                BuiltinOp::Min => inf,
+                BuiltinOp::Max => neg_inf,
+                // -0.0, the exact identity of a sum (as for f32); only add/min/max exist here.
+                _ => neg_zero,
+            },
+        );
+    }
     match op {
         // -0.0, not 0.0: 0.0 + -0.0 is 0.0, so only -0.0 leaves every float unchanged.
         BuiltinOp::Add if ty == PrimType::F32 => "-0.0f".into(),
@@ -201,6 +241,23 @@ fn identity_c(op: BuiltinOp, ty: PrimType) -> String {
         BuiltinOp::Max if ty.is_float() => float_inf_c(ty, true).into(),
         BuiltinOp::Min => int_max_c(ty),
         BuiltinOp::Max => int_min_c(ty),
+    }
+}
+
+/// The bits of three `half` constants.
+trait MapBits {
+    fn map_bits(self) -> (u16, u16, u16);
+}
+
+impl MapBits for (half::f16, half::f16, half::f16) {
+    fn map_bits(self) -> (u16, u16, u16) {
+        (self.0.to_bits(), self.1.to_bits(), self.2.to_bits())
+    }
+}
+
+impl MapBits for (half::bf16, half::bf16, half::bf16) {
+    fn map_bits(self) -> (u16, u16, u16) {
+        (self.0.to_bits(), self.1.to_bits(), self.2.to_bits())
     }
 }
 
@@ -276,6 +333,20 @@ macro_rules! float_ops {
     )*};
 }
 
+// `half`'s `+` converts both operands to f32, adds, and rounds back (correctly rounded, as an
+// f32 sum of two 2-byte floats is exact enough that rounding it once is the binary16/bfloat16
+// sum); its `max`/`min` ignore a NaN operand, as f32's. The device code does the same.
+macro_rules! half_ops {
+    ($($t:ident => $p:ident),*) => {$(
+        impl_op!(Add, $t, $p, |a, b| a + b, half::$t::NEG_ZERO);
+        impl_op!(Min, $t, $p, |a, b| a.min(b), half::$t::INFINITY);
+        impl_op!(Max, $t, $p, |a, b| a.max(b), half::$t::NEG_INFINITY);
+    )*};
+}
+
+use half::{bf16, f16};
+half_ops!(f16 => F16, bf16 => BF16);
+
 int_ops!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16, u32 => U32, u64 => U64);
 float_ops!(f32 => F32, f64 => F64);
 
@@ -289,6 +360,53 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "built-in op `xor` is not defined on `f32`: bitwise operators are defined on integer types only"
+        );
+    }
+
+    #[test]
+    fn half_builtins_are_add_min_max() {
+        for ty in [PrimType::F16, PrimType::BF16] {
+            let ops: Vec<BuiltinOp> = BuiltinOp::ALL
+                .into_iter()
+                .filter(|o| o.supports(ty))
+                .collect();
+            assert_eq!(ops, [BuiltinOp::Add, BuiltinOp::Min, BuiltinOp::Max]);
+        }
+        assert!(BuiltinOp::Mul
+            .spec(PrimType::F16)
+            .unwrap_err()
+            .to_string()
+            .contains("`add`, `min` and `max`"));
+        assert_eq!(
+            BuiltinOp::Add.spec(PrimType::F16).unwrap().identity_body,
+            "return rs_from_bits<f16>((u16)0x8000u);"
+        );
+        assert_eq!(
+            BuiltinOp::Max.spec(PrimType::BF16).unwrap().identity_body,
+            "return rs_from_bits<bf16>((u16)0xff80u);"
+        );
+        assert_eq!(
+            <Max<f16> as ScanOp>::device_op(),
+            BuiltinOp::Max.spec(PrimType::F16).unwrap()
+        );
+    }
+
+    #[test]
+    fn half_max_min_ignore_nan_and_add_rounds_through_f32() {
+        let nan = f16::NAN;
+        let one = f16::ONE;
+        assert_eq!(<Max<f16> as ScanOp>::combine(nan, one), one);
+        assert_eq!(<Max<f16> as ScanOp>::combine(one, nan), one);
+        assert_eq!(
+            <Min<bf16> as ScanOp>::combine(bf16::NAN, bf16::ONE),
+            bf16::ONE
+        );
+        // 2048 + 1 is not an f16: the f32 sum 2049 rounds to even, 2048.
+        let big = f16::from_f32(2048.0);
+        assert_eq!(<Add<f16> as ScanOp>::combine(big, one), big);
+        assert_eq!(
+            <Add<bf16> as ScanOp>::combine(bf16::NEG_ZERO, <Add<bf16>>::identity()).to_bits(),
+            0x8000
         );
     }
 
@@ -313,7 +431,7 @@ mod tests {
     #[test]
     fn every_supported_pair_has_a_typed_spec() {
         let n: usize = BuiltinOp::ALL.iter().map(|o| o.types().len()).sum();
-        assert_eq!(n, 7 * 8 + 4 * 2);
+        assert_eq!(n, 7 * 8 + 4 * 2 + 3 * 2);
         assert_eq!(
             <Min<u16> as ScanOp>::device_op(),
             BuiltinOp::Min.spec(PrimType::U16).unwrap()

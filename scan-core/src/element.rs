@@ -17,10 +17,14 @@ pub enum PrimType {
     U64,
     F32,
     F64,
+    /// IEEE binary16, Rust's `half::f16` (CUDA's `__half` layout).
+    F16,
+    /// bfloat16, Rust's `half::bf16` (CUDA's `__nv_bfloat16` layout).
+    BF16,
 }
 
 impl PrimType {
-    pub const ALL: [PrimType; 10] = [
+    pub const ALL: [PrimType; 12] = [
         PrimType::I8,
         PrimType::I16,
         PrimType::I32,
@@ -31,6 +35,8 @@ impl PrimType {
         PrimType::U64,
         PrimType::F32,
         PrimType::F64,
+        PrimType::F16,
+        PrimType::BF16,
     ];
 
     /// The Rust name, which is also the C typedef name in generated code.
@@ -46,6 +52,8 @@ impl PrimType {
             PrimType::U64 => "u64",
             PrimType::F32 => "f32",
             PrimType::F64 => "f64",
+            PrimType::F16 => "f16",
+            PrimType::BF16 => "bf16",
         }
     }
 
@@ -57,14 +65,23 @@ impl PrimType {
     pub fn size(self) -> usize {
         match self {
             PrimType::I8 | PrimType::U8 => 1,
-            PrimType::I16 | PrimType::U16 => 2,
+            PrimType::I16 | PrimType::U16 | PrimType::F16 | PrimType::BF16 => 2,
             PrimType::I32 | PrimType::U32 | PrimType::F32 => 4,
             PrimType::I64 | PrimType::U64 | PrimType::F64 => 8,
         }
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, PrimType::F32 | PrimType::F64)
+        matches!(
+            self,
+            PrimType::F32 | PrimType::F64 | PrimType::F16 | PrimType::BF16
+        )
+    }
+
+    /// The 2-byte floats (`half::f16`, `half::bf16`): structs in Rust and in the generated C++,
+    /// so they have no literals and no `as` casts, and their arithmetic goes through `f32`.
+    pub fn is_half(self) -> bool {
+        matches!(self, PrimType::F16 | PrimType::BF16)
     }
 
     pub fn is_signed_int(self) -> bool {
@@ -336,6 +353,7 @@ prim_element!(
     i8 => I8, i16 => I16, i32 => I32, i64 => I64,
     u8 => U8, u16 => U16, u32 => U32, u64 => U64,
     f32 => F32, f64 => F64,
+    half::f16 => F16, half::bf16 => BF16,
 );
 
 #[cfg(test)]
@@ -454,5 +472,29 @@ mod tests {
             assert_eq!(PrimType::from_name(p.name()), Some(p));
         }
         assert_eq!(PrimType::from_name("usize"), None);
+        assert_eq!(PrimType::from_name("bf16"), Some(PrimType::BF16));
+    }
+
+    #[test]
+    fn half_types_have_rusts_layout() {
+        for (p, size, align) in [
+            (
+                PrimType::F16,
+                std::mem::size_of::<half::f16>(),
+                std::mem::align_of::<half::f16>(),
+            ),
+            (
+                PrimType::BF16,
+                std::mem::size_of::<half::bf16>(),
+                std::mem::align_of::<half::bf16>(),
+            ),
+        ] {
+            assert_eq!((p.size(), FieldType::Prim(p).align()), (size, align));
+            assert!(p.is_float() && p.is_half() && !p.is_int());
+        }
+        assert_eq!(
+            <half::f16 as ScanElement>::element_type(),
+            ElementType::Prim(PrimType::F16)
+        );
     }
 }

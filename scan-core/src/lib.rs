@@ -6,6 +6,9 @@
 //! [`ScanOp`]. A `ScanOp` carries both, so one Rust definition serves the CPU and the GPU.
 
 pub mod builtin;
+/// The `half` crate, whose `f16` and `bf16` are element types (re-exported so that operators
+/// can name them without a dependency of their own).
+pub use half;
 mod element;
 mod op;
 mod spec;

@@ -26,6 +26,15 @@ impl ElementType {
         }
     }
 
+    /// Whether a 2-byte float (`f16`, `bf16`) is the element or one of its fields.
+    pub fn mentions_half(&self) -> bool {
+        let half = |p: PrimType| matches!(p, PrimType::F16 | PrimType::BF16);
+        match self {
+            ElementType::Prim(p) => half(*p),
+            ElementType::Struct(s) => s.leaves().iter().any(|l| half(l.ty)),
+        }
+    }
+
     pub fn align(&self) -> usize {
         match self {
             ElementType::Prim(p) => p.size(),

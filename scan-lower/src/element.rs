@@ -117,7 +117,8 @@ pub(crate) fn type_string(ty: &syn::Type) -> String {
         .replace(" >", ">")
 }
 
-pub(crate) const ALLOWED_PRIMS: &str = "i8, i16, i32, i64, u8, u16, u32, u64, f32, f64";
+pub(crate) const ALLOWED_PRIMS: &str =
+    "i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16, bf16 (`half::f16`, `half::bf16`)";
 
 /// What to write instead of a Rust primitive that has no GPU type here: why, and the
 /// replacement (`usize` -> `u64`), for every place a type can be written.
@@ -136,7 +137,7 @@ pub(crate) fn unsupported_prim(name: &str) -> Option<String> {
             )
         }
         "char" => "`char` is not supported on the GPU: use `u32` (`c as u32`)".to_string(),
-        "f16" | "f128" => format!("`{name}` is not supported on the GPU: use `f32` or `f64`"),
+        "f128" => format!("`{name}` is not supported on the GPU: use `f32` or `f64`"),
         _ => return None,
     })
 }
@@ -178,13 +179,15 @@ pub fn prim_of_type(ty: &syn::Type) -> Option<PrimType> {
             if !last.arguments.is_none() {
                 return None;
             }
+            // `f32`, `core::primitive::f32`; `half::f16`, `scangen::half::bf16`.
+            let is_half = matches!(last.ident.to_string().as_str(), "f16" | "bf16");
             let ok_prefix = p.path.segments.len() == 1
                 || p.path
                     .segments
                     .iter()
                     .rev()
                     .nth(1)
-                    .is_some_and(|s| s.ident == "primitive");
+                    .is_some_and(|s| s.ident == "primitive" || (is_half && s.ident == "half"));
             if !ok_prefix {
                 return None;
             }

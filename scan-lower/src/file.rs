@@ -22,7 +22,7 @@ pub struct FileError {
 }
 
 impl FileError {
-    fn at(line: usize, column: usize, message: impl Into<String>) -> FileError {
+    pub(crate) fn at(line: usize, column: usize, message: impl Into<String>) -> FileError {
         FileError {
             diagnostics: vec![FileDiagnostic {
                 line,

@@ -52,6 +52,9 @@ const RESERVED: &[&str] = &[
     "extern",
     "false",
     "float",
+    // the 2-byte float structs of rust_semantics.cu.tera
+    "f16",
+    "bf16",
     "for",
     "friend",
     "goto",

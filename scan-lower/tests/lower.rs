@@ -253,7 +253,7 @@ fn unsupported_constructs_are_all_reported() {
         11:13: cannot infer the type of `n` for CUDA: annotate it (`let mut n: i64 = ...;`) or suffix the literal
         12:21: an `if` without `else` has no value: add an `else` branch, or use it as a statement
         13:36: `foo` is not visible to #[scan_op]: a helper function must be declared inside the operator's bodies or in the `#[scan_op] mod` that holds it
-        13:47: method `.hypot()` cannot be lowered to CUDA; supported methods: `min`, `max`, `clamp`, `abs`, `mul_add`, `sqrt`, `cbrt`, `exp`, `exp2`, `ln`, `log2`, `log10`, `powi`, `powf`, `floor`, `ceil`, `round`, `trunc`, `sin`, `cos`, `tan`, `tanh`, `is_nan`, `is_finite`, `wrapping_add`, `wrapping_sub`, `wrapping_mul`, `wrapping_div`, `wrapping_rem`, `wrapping_neg`, `wrapping_abs`, `wrapping_shl`, `wrapping_shr`, `saturating_add`, `saturating_sub`, `saturating_mul`, `rotate_left`, `rotate_right`, `count_ones`, `count_zeros`, `leading_zeros`, `trailing_zeros`
+        13:47: method `.hypot()` cannot be lowered to CUDA; supported methods: `min`, `max`, `clamp`, `abs`, `mul_add`, `sqrt`, `cbrt`, `exp`, `exp2`, `ln`, `log2`, `log10`, `powi`, `powf`, `floor`, `ceil`, `round`, `trunc`, `sin`, `cos`, `tan`, `tanh`, `is_nan`, `is_finite`, `is_infinite`, `is_sign_negative`, `is_sign_positive`, `to_f32`, `to_f64`, `to_bits`, `from_f32`, `from_bits`, `wrapping_add`, `wrapping_sub`, `wrapping_mul`, `wrapping_div`, `wrapping_rem`, `wrapping_neg`, `wrapping_abs`, `wrapping_shl`, `wrapping_shr`, `saturating_add`, `saturating_sub`, `saturating_mul`, `rotate_left`, `rotate_right`, `count_ones`, `count_zeros`, `leading_zeros`, `trailing_zeros`
         13:70: closures cannot be lowered to CUDA: write a helper `fn` beside the operator, or the expression inline
         13:84: macro `println!` cannot be lowered to CUDA: write the expression without macros (`assert!`, `println!` and `panic!` have no GPU equivalent)
         13:100: `GLOBAL` is not visible to #[scan_op]: a lowered operator sees its parameters, its `let`s, and the `const`s and `fn`s declared inside its bodies or in the `#[scan_op] mod` that holds it
@@ -299,8 +299,8 @@ fn element_struct_checks() {
         1:28: ScanElement does not support `repr(packed)`: the generated C struct uses the plain `repr(C)` layout
         1:45: ScanElement cannot be derived for a generic struct: the GPU needs one concrete layout
         1:81: field `d` has type `Option<f32>`: `Option` has no layout Rust defines for the GPU to share; write the value and a `bool` beside it (`d: T, d_valid: bool`) and test the flag where Rust would match on `Some`
-        1:97: field `e` has type `(f32, f32)`, which a ScanElement cannot hold: use one of i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, `bool`, an array `[T; N]` of those, or another #[derive(ScanElement)] struct
-        1:112: field `f` has type `&'static str`, which a ScanElement cannot hold: use one of i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, `bool`, an array `[T; N]` of those, or another #[derive(ScanElement)] struct
+        1:97: field `e` has type `(f32, f32)`, which a ScanElement cannot hold: use one of i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16, bf16 (`half::f16`, `half::bf16`), `bool`, an array `[T; N]` of those, or another #[derive(ScanElement)] struct
+        1:112: field `f` has type `&'static str`, which a ScanElement cannot hold: use one of i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, f16, bf16 (`half::f16`, `half::bf16`), `bool`, an array `[T; N]` of those, or another #[derive(ScanElement)] struct
         1:130: field `g`: `usize` is not supported on the GPU: its width is the host's, and an element must have one layout on both sides; use `u64`
     "#);
     insta::assert_snapshot!(element_errors("#[repr(C)] struct Tuple(f32, f32);"), @r"1:24: ScanElement needs named fields: write `struct Tuple { a: f32, b: f32 }`");

@@ -112,6 +112,27 @@ impl ScanOp for dim3 {
     fn combine(warpSize: float4, size_t: float4) -> float4 { float4 { x: warpSize.x + size_t.x } }
 }
 
+// The 2-byte floats: fields, arrays of them, their operators, methods and constants.
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct Halves { pub h: half::f16, pub b: half::bf16, pub v: [half::f16; 3], pub n: u8 }
+pub struct HalfMix;
+#[scan_op]
+impl ScanOp for HalfMix {
+    type Elem = Halves;
+    fn identity() -> Halves {
+        Halves { h: half::f16::ZERO, b: half::bf16::NEG_INFINITY, v: [half::f16::ONE; 3], n: 0 }
+    }
+    fn combine(l: Halves, r: Halves) -> Halves {
+        let mut v = l.v;
+        for i in 0..3 { v[i] *= r.v[i]; }
+        let wide = l.h.to_f32() * 0.5 + r.b.to_f64() as f32;
+        let h = if l.h < r.h || l.h.is_nan() { half::f16::from_f32(wide) } else { -(l.h % r.h) };
+        let b = l.b.max(r.b).clamp(half::bf16::MIN, half::bf16::from_bits(0x7f00));
+        Halves { h, b, v, n: l.n ^ (r.h.to_bits() as u8) }
+    }
+}
+
 pub struct Wide;
 #[scan_op]
 impl ScanOp for Wide {
@@ -133,7 +154,10 @@ fn lowered_ops_compile_with_nvrtc() {
     let names = file.op_names();
     assert_eq!(
         names,
-        ["Compose", "SegSum", "ArgMax", "RunMax", "Kitchen", "unsigned", "dim3", "Wide"]
+        [
+            "Compose", "SegSum", "ArgMax", "RunMax", "Kitchen", "unsigned", "dim3", "HalfMix",
+            "Wide"
+        ]
     );
     let specs: Vec<_> = names
         .iter()

@@ -174,7 +174,9 @@ impl<'a> HostSegments<'a> {
                 PrimType::U16 => HostKeys::U16(std::slice::from_raw_parts(any as *const u16, n)),
                 PrimType::U32 => HostKeys::U32(std::slice::from_raw_parts(any as *const u32, n)),
                 PrimType::U64 => HostKeys::U64(std::slice::from_raw_parts(any as *const u64, n)),
-                PrimType::F32 | PrimType::F64 => unreachable!("no float SegmentKey"),
+                PrimType::F32 | PrimType::F64 | PrimType::F16 | PrimType::BF16 => {
+                    unreachable!("no float SegmentKey")
+                }
             }
         };
         HostSegments::Keys(k)

@@ -34,11 +34,13 @@ macro_rules! with_op {
     ($op:expr, $ty:expr, $O:ident => $body:expr, $none:expr) => {{
         #[allow(unused_imports)]
         use scangen::builtin::{Add, And, Max, Min, Mul, Or, Xor};
+        #[allow(unused_imports)]
+        use scangen::half::{bf16, f16};
         with_op!(@arms ($op, $ty) $O $body, $none;
-            "add" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64] Add,
+            "add" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 f16 bf16] Add,
             "mul" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64] Mul,
-            "min" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64] Min,
-            "max" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64] Max,
+            "min" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 f16 bf16] Min,
+            "max" => [i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 f16 bf16] Max,
             "and" => [i8 i16 i32 i64 u8 u16 u32 u64] And,
             "or" => [i8 i16 i32 i64 u8 u16 u32 u64] Or,
             "xor" => [i8 i16 i32 i64 u8 u16 u32 u64] Xor)

@@ -7,7 +7,7 @@ use super::{Binding, CTy, Helper, Lowerer, Val};
 use crate::ir::{
     BinOp, Builder, Const, ConstItem, Expr, ExprKind, FnItem, PatKind, StructRef, UnOp,
 };
-use crate::methods::{self, ArgTy, Method, Ret};
+use crate::methods::{self, ArgTy, Method, On, Ret};
 use proc_macro2::Span;
 use scan_core::PrimType;
 use std::rc::Rc;
@@ -36,17 +36,83 @@ impl Lowerer<'_> {
         args: &[Expr],
         ty: Option<PrimType>,
         expected: Option<&CTy>,
+        span: Span,
     ) -> Val {
+        if let On::HalfFrom(from) = method.on {
+            return self.half_from(method, from, recv, ty, span);
+        }
         let recv_expected = match (ty, method.ret) {
             (Some(p), _) => Some(CTy::Prim(p)),
             (None, Ret::Same) => expected.cloned(),
             _ => None,
         };
         let rv = self.expr(recv, recv_expected.as_ref());
-        self.builtin_on(method, rv, args)
+        self.builtin_on(method, rv, args, span)
     }
 
-    fn builtin_on(&mut self, method: &'static Method, mut rv: Val, args: &[Expr]) -> Val {
+    /// `f16::from_f32(x)`, `bf16::from_bits(b)`: the argument converted (rounded to nearest,
+    /// ties to even) or reinterpreted.
+    fn half_from(
+        &mut self,
+        method: &'static Method,
+        from: PrimType,
+        arg: &Expr,
+        ty: Option<PrimType>,
+        span: Span,
+    ) -> Val {
+        let Some(p) = ty.filter(|p| p.is_half()) else {
+            return self.error(
+                span,
+                format!(
+                    "`{}` builds an `f16` or a `bf16`: call it as `f16::{0}(x)` or `bf16::{0}(x)`",
+                    method.name
+                ),
+            );
+        };
+        let from = CTy::Prim(from);
+        let v = self.expr(arg, Some(&from));
+        let v = self.settle(v, &from);
+        if v.ty == CTy::Never {
+            return v;
+        }
+        Val::new(
+            format!("{}<{p}>({})", method.helper, v.code),
+            CTy::Prim(p),
+            true,
+        )
+    }
+
+    fn builtin_on(
+        &mut self,
+        method: &'static Method,
+        mut rv: Val,
+        args: &[Expr],
+        span: Span,
+    ) -> Val {
+        if let Some(CTy::Prim(p)) = rv.ty.resolved() {
+            let p = *p;
+            if !method.accepts(p) {
+                for a in args {
+                    self.expr(a, None);
+                }
+                let msg = match method.on {
+                    On::HalfFrom(_) => format!(
+                        "`{0}` is an associated function: call it as `{p}::{0}(x)`",
+                        method.name
+                    ),
+                    _ if p.is_half() => format!(
+                        "`{}` cannot be lowered on `{p}` (`half::{p}` has no such method, or it is not supported): the methods of `f16` and `bf16` that lower are {}; or convert with `.to_f32()`, compute in `f32`, and round back with `{p}::from_f32`",
+                        method.name,
+                        methods::half_list()
+                    ),
+                    _ => format!(
+                        "`{}` lowers on `f16` and `bf16` (`half`) only, not on `{p}`",
+                        method.name
+                    ),
+                };
+                return self.error(span, msg);
+            }
+        }
         let mut avs = Vec::new();
         for (a, at) in args.iter().zip(method.args.iter()) {
             let exp = match at {
@@ -82,6 +148,9 @@ impl Lowerer<'_> {
             Ret::Same => rv.ty.clone(),
             Ret::U32 => CTy::Prim(PrimType::U32),
             Ret::Bool => CTy::Bool,
+            Ret::F32 => CTy::Prim(PrimType::F32),
+            Ret::F64 => CTy::Prim(PrimType::F64),
+            Ret::U16 => CTy::Prim(PrimType::U16),
         };
         Val::new(format!("{}({})", method.helper, parts.join(", ")), ty, true)
     }
@@ -149,7 +218,7 @@ impl Lowerer<'_> {
                 ),
             );
         }
-        self.builtin_on(method, rv, args)
+        self.builtin_on(method, rv, args, name_span)
     }
 
     /// `helper(args)`, `Self::helper(args)`, `Type::helper(args)`.
@@ -342,6 +411,13 @@ impl Lowerer<'_> {
                         }
                     ),
                     CTy::Prim(PrimType::I32),
+                    true,
+                )
+            }
+            Const::HalfBits(b) => {
+                return Val::new(
+                    format!("rs_from_bits<{p}>((u16)0x{b:04x}u)"),
+                    CTy::Prim(p),
                     true,
                 )
             }

@@ -52,7 +52,7 @@ impl Lowerer<'_> {
             ExprKind::Index(base, index) => self.index(base, index),
             ExprKind::Unary(op, inner) => self.unary(*op, inner, expected, e.span),
             ExprKind::Binary(op, l, r) => self.binary(*op, l, r, expected, e.span),
-            ExprKind::Cast(inner, to) => self.cast(inner, *to),
+            ExprKind::Cast(inner, to) => self.cast(inner, *to, e.span),
             ExprKind::If(c, then, els) => self.if_value(c, then, els.as_deref(), expected, e.span),
             ExprKind::Match(..) | ExprKind::IfLet(..) => {
                 let expected = expected.cloned();
@@ -91,7 +91,7 @@ impl Lowerer<'_> {
                 recv,
                 args,
                 ty,
-            } => self.builtin(method, recv, args, *ty, expected),
+            } => self.builtin(method, recv, args, *ty, expected, e.span),
             ExprKind::Call { owner, name, args } => {
                 self.call(owner.as_ref(), name, args, e.span)
             }
@@ -442,8 +442,18 @@ impl Lowerer<'_> {
         v
     }
 
-    fn cast(&mut self, inner: &Expr, to: PrimType) -> Val {
+    fn cast(&mut self, inner: &Expr, to: PrimType, span: Span) -> Val {
         let v = self.expr(inner, None);
+        if let Some(CTy::Prim(p)) = v.ty.resolved() {
+            if p.is_half() {
+                return self.error(
+                    span,
+                    format!(
+                        "`as` cannot convert a `{p}` (`half::{p}` is a struct): write `.to_f32()` (or `.to_f64()`), then cast that"
+                    ),
+                );
+            }
+        }
         let v = match (&v.ty, to.is_float()) {
             (CTy::IntLit, false) | (CTy::FloatLit, true) => self.coerce(v, &CTy::Prim(to)),
             (CTy::Index, _) => v,

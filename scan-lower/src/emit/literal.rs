@@ -223,6 +223,16 @@ impl Lowerer<'_> {
             return;
         };
         let p = *p;
+        if p.is_half() {
+            // `half::f16` is a struct: rustc accepts no literal for it.
+            self.ctx.errors.push(
+                lit.span,
+                format!(
+                    "`{p}` has no literals (`half::{p}` is a struct): write `{p}::from_f32(1.5)`, or a constant such as `{p}::ONE`"
+                ),
+            );
+            return;
+        }
         let shown = match &lit.kind {
             LitKind::Int(v) => format!("{}{v}", if lit.neg { "-" } else { "" }),
             LitKind::Float(d) => format!("{}{d}", if lit.neg { "-" } else { "" }),

@@ -364,5 +364,7 @@ fn prim_const(p: PrimType, c: Const) -> Value {
         (Const::U32(v), _) => Value::Int(PrimType::U32, v as i128),
         (Const::I32(v), _) => Value::Int(PrimType::I32, v as i128),
         (Const::Float(v), _) => float(v),
+        // Refused before evaluation (OpsFile::evaluator): f16/bf16 operators are not evaluated.
+        (Const::HalfBits(bits), _) => Value::Int(PrimType::U16, i128::from(bits)),
     }
 }

@@ -121,6 +121,14 @@ impl Builder<'_> {
             syn::Expr::Cast(c) => {
                 let inner = self.expr(&c.expr);
                 match crate::element::body_prim(&c.ty) {
+                    Some(p) if p.is_half() => {
+                        return self.error(
+                            c.ty.span(),
+                            format!(
+                                "`as {p}` is not Rust (`half::{p}` is a struct): write `{p}::from_f32(x)`"
+                            ),
+                        );
+                    }
                     Some(p) => ExprKind::Cast(Box::new(inner), p),
                     None => {
                         if let Some(hint) = crate::element::simple_type_name(&c.ty)

@@ -4,7 +4,7 @@
 use super::{err_expr, path_string, Builder, Const, Expr, ExprKind, StructRef};
 use crate::methods::{self, Method};
 use proc_macro2::Span;
-use scan_core::PrimType;
+use scan_core::{half, PrimType};
 use syn::spanned::Spanned;
 
 /// The constants of `std::f32::consts` and `std::f64::consts`, at each type's precision.
@@ -43,8 +43,72 @@ fn float_const(ty: PrimType, name: &str) -> Option<f64> {
     )
 }
 
+/// The associated constants of `half::f16` and `half::bf16`, by their bits.
+fn half_const(prim: PrimType, name: &str) -> Option<u16> {
+    macro_rules! consts {
+        ($($n:ident),*) => {
+            match (prim, name) {
+                $(
+                    (PrimType::F16, stringify!($n)) => Some(half::f16::$n.to_bits()),
+                    (PrimType::BF16, stringify!($n)) => Some(half::bf16::$n.to_bits()),
+                )*
+                _ => None,
+            }
+        };
+    }
+    consts!(
+        EPSILON,
+        INFINITY,
+        MAX,
+        MIN,
+        MIN_POSITIVE,
+        NAN,
+        NEG_INFINITY,
+        MIN_POSITIVE_SUBNORMAL,
+        MAX_SUBNORMAL,
+        ONE,
+        ZERO,
+        NEG_ZERO,
+        NEG_ONE,
+        E,
+        PI,
+        FRAC_1_PI,
+        FRAC_1_SQRT_2,
+        FRAC_2_PI,
+        FRAC_2_SQRT_PI,
+        FRAC_PI_2,
+        FRAC_PI_3,
+        FRAC_PI_4,
+        FRAC_PI_6,
+        FRAC_PI_8,
+        LN_10,
+        LN_2,
+        LOG10_E,
+        LOG10_2,
+        LOG2_E,
+        LOG2_10,
+        SQRT_2
+    )
+}
+
+/// A path with the `half` crate's prefix taken off (`half::f16::MAX`, `scangen::half::f16`
+/// -> `f16::MAX`), so the 2-byte floats are named as the primitives are.
+pub(super) fn without_half_prefix<'a>(segs: &'a [&'a str]) -> &'a [&'a str] {
+    match segs {
+        ["scangen", "half", rest @ ..] | ["half", rest @ ..]
+            if matches!(rest.first(), Some(&("f16" | "bf16"))) =>
+        {
+            rest
+        }
+        _ => segs,
+    }
+}
+
 /// `i32::MAX`, `u8::BITS`, `f32::EPSILON`, `f64::MANTISSA_DIGITS`, ...
 fn prim_const(prim: PrimType, name: &str) -> Option<Const> {
+    if prim.is_half() {
+        return half_const(prim, name).map(Const::HalfBits);
+    }
     let float = prim.is_float();
     Some(match name {
         "MAX" => Const::Max,
@@ -118,8 +182,8 @@ impl Builder<'_> {
                 span,
             };
         }
-        // i32::MAX, f32::INFINITY, core::f32::NAN, std::f64::consts::PI
-        let tail = match strs.as_slice() {
+        // i32::MAX, f32::INFINITY, core::f32::NAN, std::f64::consts::PI, half::f16::MAX
+        let tail = match without_half_prefix(&strs) {
             ["std" | "core", rest @ ..] => rest,
             rest => rest,
         };
@@ -145,7 +209,7 @@ impl Builder<'_> {
                 self.error(
                     span,
                     format!(
-                        "`{shown}` cannot be lowered to CUDA: only locals, `const` items, associated constants of primitives (`i32::MAX`, `u8::BITS`, `f32::EPSILON`, ...) and `std::f32::consts`/`std::f64::consts` can be used"
+                        "`{shown}` cannot be lowered to CUDA: only locals, `const` items, associated constants of primitives (`i32::MAX`, `u8::BITS`, `f32::EPSILON`, `f16::ONE`, ...) and `std::f32::consts`/`std::f64::consts` can be used"
                     ),
                 )
             }
@@ -244,8 +308,9 @@ impl Builder<'_> {
             .collect();
         let strs: Vec<&str> = segs.iter().map(String::as_str).collect();
         let shown = segs.join("::");
-        // `f32::max(a, b)`, `i64::wrapping_add(a, b)`, `std::cmp::max(a, b)`.
-        let builtin: Option<(Option<PrimType>, &str)> = match strs.as_slice() {
+        // `f32::max(a, b)`, `i64::wrapping_add(a, b)`, `std::cmp::max(a, b)`,
+        // `half::f16::from_f32(x)`.
+        let builtin: Option<(Option<PrimType>, &str)> = match without_half_prefix(&strs) {
             ["std" | "core", "cmp", n @ ("min" | "max")] | ["cmp", n @ ("min" | "max")] => {
                 Some((None, n))
             }
@@ -261,6 +326,15 @@ impl Builder<'_> {
             _ => None,
         };
         if let Some((ty, name)) = builtin {
+            if name == "from_f64" && ty.is_some_and(PrimType::is_half) {
+                return self.error(
+                    c.func.span(),
+                    format!(
+                        "`{shown}` cannot be lowered to CUDA: `half` rounds an f64 to f16 differently depending on the host CPU (through f32 where the CPU converts in hardware); write `{}::from_f32(x as f32)`",
+                        ty.expect("checked")
+                    ),
+                );
+            }
             let Some(method) = methods::find(name) else {
                 return self.error(
                     c.func.span(),

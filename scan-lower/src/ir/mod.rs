@@ -131,6 +131,9 @@ pub(crate) enum Const {
     I32(i32),
     /// A `consts::PI`-style value, as Rust computes it in f64 (for f32 rounded once more).
     Float(f64),
+    /// A constant of `f16`/`bf16` (`f16::MAX`, `bf16::ONE`, `f16::PI`), by its bits, as the
+    /// `half` crate defines it.
+    HalfBits(u16),
 }
 
 /// A struct as an expression or a type names it: by its Rust name, or as the element.

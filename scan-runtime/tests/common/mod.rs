@@ -157,6 +157,50 @@ macro_rules! float_value {
 }
 float_value!(f32, f64);
 
+macro_rules! half_value {
+    ($($t:ty),*) => {$(
+        impl TestValue for $t {
+            const INTEGER: bool = false;
+            /// add: small integers (but sums of them leave the exact range of a 2-byte float
+            /// soon: use `walk_steps` for long exact sums); min/max: uniform in [-1, 1), never
+            /// zero (a -0.0/+0.0 tie would make min/max depend on the order).
+            fn random(rng: &mut Rng, op: BuiltinOp) -> Self {
+                match op {
+                    BuiltinOp::Add => <$t>::from_f32((rng.below(16) as f32 - 8.0).max(1.0)),
+                    _ => {
+                        let v = <$t>::from_f32(rng.unit() as f32);
+                        if v == <$t>::ZERO { <$t>::from_f32(0.25) } else { v }
+                    }
+                }
+            }
+            fn same(a: Self, b: Self) -> bool {
+                a == b || (a.is_nan() && b.is_nan())
+            }
+        }
+    )*};
+}
+half_value!(scan_core::half::f16, scan_core::half::bf16);
+
+/// Inputs whose sums are exact in every order, even in a 2-byte float: the steps
+/// `w[i] - w[i-1]` of a random walk `w` of small integers (|w| <= 8, never repeating, so no step
+/// is zero). Any contiguous run of steps sums to `w[b] - w[a-1]`, an integer of magnitude at
+/// most 16, which f16 and bf16 hold exactly: no combine of a scan in any order rounds, so every
+/// backend must match the sequential reference bit for bit, and the inclusive scan is `w`.
+pub fn walk_steps(rng: &mut Rng, n: usize) -> Vec<f32> {
+    let mut prev = 0i64;
+    (0..n)
+        .map(|_| {
+            let mut w = rng.below(17) as i64 - 8;
+            if w == prev {
+                w = if w == 8 { -8 } else { w + 1 };
+            }
+            let step = w - prev;
+            prev = w;
+            step as f32
+        })
+        .collect()
+}
+
 pub fn first_mismatch<T: TestValue>(expected: &[T], got: &[T]) -> Result<(), String> {
     if expected.len() != got.len() {
         return Err(format!(

@@ -13,6 +13,9 @@ use std::str::FromStr;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Tolerance {
+    /// 1024 ulps of 4- and 8-byte floats, 16 of 2-byte ones (`f16`, `bf16`: 1024 of their ulps
+    /// would be 1 or more).
+    Auto,
     /// `|x - y| / scale` at most this.
     Relative(f64),
     /// `|x - y| / scale` at most this many machine epsilons of the narrowest float field.
@@ -20,29 +23,40 @@ pub enum Tolerance {
 }
 
 impl Default for Tolerance {
-    /// 1024 ulps: a wrong operator (subtraction, averaging) is off by O(1), rounding of a
-    /// few operations by a few ulps.
+    /// [`Tolerance::Auto`]: a wrong operator (subtraction, averaging) is off by O(1), rounding
+    /// of a few operations by a few ulps.
     fn default() -> Self {
-        Tolerance::Ulps(1024.0)
+        Tolerance::Auto
     }
 }
 
 /// Machine epsilon of the narrowest float field (f64's when there is none).
 pub(crate) fn epsilon(element: &ElementType) -> f64 {
-    if field_layout(element)
-        .iter()
-        .any(|(_, t, _)| *t == PrimType::F32)
-    {
+    let fields = field_layout(element);
+    let has = |p: PrimType| fields.iter().any(|(_, t, _)| *t == p);
+    if has(PrimType::BF16) {
+        scan_core::half::bf16::EPSILON.to_f64()
+    } else if has(PrimType::F16) {
+        scan_core::half::f16::EPSILON.to_f64()
+    } else if has(PrimType::F32) {
         f32::EPSILON as f64
     } else {
         f64::EPSILON
     }
 }
 
+fn has_half(element: &ElementType) -> bool {
+    field_layout(element)
+        .iter()
+        .any(|(_, t, _)| matches!(t, PrimType::F16 | PrimType::BF16))
+}
+
 impl Tolerance {
     /// The largest relative error allowed for `element`.
     pub fn relative(&self, element: &ElementType) -> f64 {
         match *self {
+            Tolerance::Auto if has_half(element) => 16.0 * epsilon(element),
+            Tolerance::Auto => 1024.0 * epsilon(element),
             Tolerance::Relative(r) => r,
             Tolerance::Ulps(u) => u * epsilon(element),
         }
@@ -52,6 +66,7 @@ impl Tolerance {
 impl fmt::Display for Tolerance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Tolerance::Auto => f.write_str("1024 ulps (16 for f16/bf16)"),
             Tolerance::Relative(r) => write!(f, "{r:.1e} relative"),
             Tolerance::Ulps(u) => write!(f, "{u} ulps"),
         }

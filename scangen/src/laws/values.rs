@@ -1,6 +1,7 @@
 //! Elements as bytes: sampling (random and edge values per field) and reading fields back, for
 //! any element type the operator model describes.
 
+use scan_core::half::{bf16, f16};
 use scan_core::{ElementType, PrimType};
 
 /// One field's value, widened so every primitive fits.
@@ -52,6 +53,9 @@ pub fn read_field(bytes: &[u8], ty: PrimType, offset: usize) -> FieldValue {
         }
         PrimType::F32 => FieldValue::F32(f32::from_bits(raw as u32)),
         PrimType::F64 => FieldValue::F64(f64::from_bits(raw)),
+        // Widened exactly; compared with the 2-byte type's tolerance (`tolerance` in mod.rs).
+        PrimType::F16 => FieldValue::F32(f16::from_bits(raw as u16).to_f32()),
+        PrimType::BF16 => FieldValue::F32(bf16::from_bits(raw as u16).to_f32()),
     }
 }
 
@@ -102,6 +106,40 @@ pub fn edge_values(ty: PrimType) -> Vec<u64> {
         ]
         .iter()
         .map(|v| v.to_bits())
+        .collect(),
+        PrimType::F16 => [
+            f16::ZERO,
+            f16::NEG_ZERO,
+            f16::ONE,
+            f16::NEG_ONE,
+            f16::NAN,
+            f16::INFINITY,
+            f16::NEG_INFINITY,
+            f16::MIN_POSITIVE_SUBNORMAL,
+            f16::MIN,
+            f16::MAX,
+            f16::from_f32(0.5),
+            f16::from_f32(3.0),
+        ]
+        .iter()
+        .map(|v| v.to_bits() as u64)
+        .collect(),
+        PrimType::BF16 => [
+            bf16::ZERO,
+            bf16::NEG_ZERO,
+            bf16::ONE,
+            bf16::NEG_ONE,
+            bf16::NAN,
+            bf16::INFINITY,
+            bf16::NEG_INFINITY,
+            bf16::MIN_POSITIVE_SUBNORMAL,
+            bf16::MIN,
+            bf16::MAX,
+            bf16::from_f32(0.5),
+            bf16::from_f32(3.0),
+        ]
+        .iter()
+        .map(|v| v.to_bits() as u64)
         .collect(),
         _ if ty.is_signed_int() => {
             let min = 1u64 << (bits - 1);
@@ -158,6 +196,18 @@ pub fn sample_raw(ty: PrimType, rng: &mut Rng) -> u64 {
             let exp = rng.below(81) as i32 - 40;
             let sign = if rng.below(2) == 0 { 1.0 } else { -1.0 };
             (sign * (0.5 + mantissa) * 2f64.powi(exp)).to_bits()
+        }
+        // Magnitudes 2^-6 .. 2^6: inside f16's normal range, so sums of a few stay finite.
+        PrimType::F16 | PrimType::BF16 => {
+            let mantissa = (rng.next() >> 40) as f32 / (1u64 << 24) as f32;
+            let exp = rng.below(13) as i32 - 6;
+            let sign = if rng.below(2) == 0 { 1.0 } else { -1.0 };
+            let v = sign * (0.5 + mantissa) * 2f32.powi(exp);
+            if ty == PrimType::F16 {
+                f16::from_f32(v).to_bits() as u64
+            } else {
+                bf16::from_f32(v).to_bits() as u64
+            }
         }
         _ => {
             if rng.below(2) == 0 {

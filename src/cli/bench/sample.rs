@@ -41,6 +41,18 @@ impl Sample for f64 {
     }
 }
 
+impl Sample for scangen::half::f16 {
+    fn sample(i: u64) -> Self {
+        Self::from_f32(f32::sample(i))
+    }
+}
+
+impl Sample for scangen::half::bf16 {
+    fn sample(i: u64) -> Self {
+        Self::from_f32(f32::sample(i))
+    }
+}
+
 impl Sample for Affine {
     fn sample(i: u64) -> Affine {
         Affine {
