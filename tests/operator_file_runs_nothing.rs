@@ -157,8 +157,24 @@ impl Trap {
             cmd.env(var, self.bin.join(tool));
         }
         let mut child = cmd.spawn().expect("starting scangen");
+        // Drain both pipes while waiting: a kernel is more than a pipe buffer (64 KiB), and a
+        // child blocked on a full pipe would look like one stuck on a FIFO.
+        let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+        let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
         let started = Instant::now();
-        while child.try_wait().unwrap().is_none() {
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
             if started.elapsed() > Duration::from_secs(60) {
                 let _ = child.kill();
                 panic!(
@@ -167,8 +183,12 @@ impl Trap {
                 );
             }
             std::thread::sleep(Duration::from_millis(20));
+        };
+        Output {
+            status,
+            stdout: stdout.join().unwrap(),
+            stderr: stderr.join().unwrap(),
         }
-        child.wait_with_output().unwrap()
     }
 
     /// Nothing left a mark, and the operator's directory holds only what the test put there
