@@ -26,7 +26,8 @@ pub use eval::{EvalError, EvalOp};
 pub use file::{parse_ops_file, FileDiagnostic, FileError, OpsFile};
 pub use names::{field_name, struct_name};
 pub use op::{
-    check_impl, elem_ref, is_scan_op_attr, lower_impl, lower_impl_in, ImplShape, LoweredOp, Scope,
+    check_impl, elem_ref, is_scan_op_attr, lower_impl, lower_impl_in, ImplShape, LoweredOp,
+    LoweredTransform, Scope, MAX_LIFT_INPUTS,
 };
 
 /// The Rust-semantics C++ helpers every generated kernel includes.

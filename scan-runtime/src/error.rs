@@ -39,6 +39,19 @@ pub enum ScanError {
     #[error("length mismatch: input has {input} elements, output has {output}")]
     LengthMismatch { input: u64, output: u64 },
 
+    /// The input arrays of a fused transform scan or reduction differ in length (checked
+    /// before any launch).
+    #[error("the input arrays of a transform must have one length; their lengths are {lens:?}")]
+    InputLengths { lens: Vec<u64> },
+
+    /// The Rust types of a transform's input arrays differ in size from what its `lift`
+    /// declares: the arrays do not match the operator.
+    #[error("input array layout mismatch: the operator's lift reads values of {declared:?} bytes, the arrays hold {actual:?}")]
+    InputLayout {
+        declared: Vec<usize>,
+        actual: Vec<usize>,
+    },
+
     /// An initial-value or total buffer of a scan has no element (checked before any launch).
     #[error("the scan's {what} buffer is empty; it needs one element")]
     EmptyExtra { what: &'static str },

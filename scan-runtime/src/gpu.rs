@@ -11,9 +11,9 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
 use scan_codegen::{
-    generate_variant, Algorithm, CodegenError, GeneratedScan, ScanMode, ScanVariant, TuningPolicy,
+    generate_fused, generate_variant, Algorithm, CodegenError, GeneratedScan, ScanMode, ScanVariant, TuningPolicy,
 };
-use scan_core::{OpSpec, ScanOp};
+use scan_core::{OpSpec, ScanOp, TransformSpec};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -55,6 +55,8 @@ pub(crate) struct ModuleKey {
     pub(crate) mode: ScanMode,
     pub(crate) variant: ScanVariant,
     pub(crate) policy: TuningPolicy,
+    /// A fused lift/project (`generate_fused`); `None` for a plain scan.
+    pub(crate) transform: Option<TransformSpec>,
 }
 
 /// A generated scan loaded into a context: its module and entry points.
@@ -200,6 +202,18 @@ impl Gpu {
     where
         Op::Elem: DeviceRepr,
     {
+        self.scanner_with::<Op>(opts, None)
+    }
+
+    /// [`Gpu::scanner`], fused with `transform` when given.
+    pub(crate) fn scanner_with<Op: ScanOp>(
+        &self,
+        opts: ScanOptions,
+        transform: Option<TransformSpec>,
+    ) -> Result<Scanner<Op>, ScanError>
+    where
+        Op::Elem: DeviceRepr,
+    {
         let op = Op::device_op();
         let declared = op.element.size();
         let actual = std::mem::size_of::<Op::Elem>();
@@ -221,6 +235,7 @@ impl Gpu {
                         mode: opts.mode,
                         variant: opts.variant,
                         policy,
+                        transform: transform.clone(),
                     },
                 )
             }
@@ -232,6 +247,7 @@ impl Gpu {
             mode: opts.mode,
             variant: opts.variant,
             policy,
+            transform,
         })?;
         Ok(Scanner::new(self.clone(), loaded, small))
     }
@@ -266,8 +282,12 @@ impl Gpu {
         .entered();
         let mut policy = key.policy;
         let (generated, module, functions, local_bytes) = loop {
-            let generated =
-                generate_variant(&key.op, key.algorithm, key.mode, key.variant, policy)?;
+            let generated = match &key.transform {
+                None => generate_variant(&key.op, key.algorithm, key.mode, key.variant, policy)?,
+                Some(t) => {
+                    generate_fused(&key.op, t, key.algorithm, key.mode, key.variant, policy)?
+                }
+            };
             let image =
                 compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
             let module = self

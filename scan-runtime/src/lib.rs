@@ -36,6 +36,7 @@ mod options;
 mod reduce;
 mod scanner;
 mod segments;
+mod transform;
 pub mod sharded;
 mod workspace;
 
@@ -48,6 +49,10 @@ pub use gpu::{driver_available, Gpu};
 pub use options::{CpuThreads, ScanOptions};
 pub use reduce::Reducer;
 pub use scanner::Scanner;
+pub use transform::{
+    auto_transform, AnyTransformScanner, DeviceInputs, HostInputs, TransformReducer,
+    TransformScanner,
+};
 pub use segments::{DeviceSegments, HostKeys, HostSegments, SegmentKey, SegmentOffset};
 pub use sharded::{
     scan_sharded_cpu, DeviceShardExchange, ShardError, ShardExchange, ShardedScanner,
@@ -61,4 +66,4 @@ pub use scan_codegen::{
     Algorithm, Direction, OffsetWidth, ScanMode, ScanVariant, Segments, TuningPolicy,
 };
 pub use scan_core::builtin;
-pub use scan_core::{ScanElement, ScanOp};
+pub use scan_core::{ScanElement, ScanOp, Transform};
