@@ -12,7 +12,8 @@ mod variant;
 
 pub use policy::TuningPolicy;
 pub use render::{
-    generate, generate_fused, generate_variant, snapshot_name, MAX_TRANSFORM_INPUTS, snapshot_source, CodegenError, GeneratedScan,
+    generate, generate_fused, generate_variant, snapshot_name, snapshot_source, CodegenError,
+    GeneratedScan, MAX_TRANSFORM_INPUTS,
 };
 pub use scan_core::{OpSpec, TransformSpec};
 pub use variant::{Direction, OffsetWidth, ScanVariant, Segments};

@@ -348,7 +348,9 @@ fn validate_transform(
     let mut names: Vec<&str> = Vec::new();
     for name in t.lift_params.iter().chain([&t.project_param]) {
         if !is_c_identifier(name) {
-            return bad(format!("transform parameter `{name}` is not a C identifier"));
+            return bad(format!(
+                "transform parameter `{name}` is not a C identifier"
+            ));
         }
     }
     for name in &t.lift_params {

@@ -145,7 +145,12 @@ pub fn fused_ops() -> Vec<(OpSpec, scan_core::TransformSpec)> {
     use scan_core::TransformSpec;
     let kad = decl(
         "Kad",
-        &[("best", PrimType::I64), ("prefix", PrimType::I64), ("suffix", PrimType::I64), ("total", PrimType::I64)],
+        &[
+            ("best", PrimType::I64),
+            ("prefix", PrimType::I64),
+            ("suffix", PrimType::I64),
+            ("total", PrimType::I64),
+        ],
     );
     let kadane = op(
         "kadane",
@@ -164,7 +169,10 @@ pub fn fused_ops() -> Vec<(OpSpec, scan_core::TransformSpec)> {
         project_param: "e".into(),
         project_body: "return e.best;".into(),
     };
-    let arg = decl("ArgMin", &[("value", PrimType::F32), ("index", PrimType::U64)]);
+    let arg = decl(
+        "ArgMin",
+        &[("value", PrimType::F32), ("index", PrimType::U64)],
+    );
     let argmin = op(
         "argmin",
         arg,
@@ -180,12 +188,19 @@ pub fn fused_ops() -> Vec<(OpSpec, scan_core::TransformSpec)> {
         project_body: "return e.index;".into(),
     };
     let recurrence_t = TransformSpec {
-        inputs: vec![ElementType::Prim(PrimType::F32), ElementType::Prim(PrimType::F32)],
+        inputs: vec![
+            ElementType::Prim(PrimType::F32),
+            ElementType::Prim(PrimType::F32),
+        ],
         lift_params: vec!["a".into(), "b".into(), "index".into()],
         lift_body: "(void)index;\nAffine r;\nr.a = a;\nr.b = b;\nreturn r;".into(),
         output: ElementType::Prim(PrimType::F32),
         project_param: "m".into(),
         project_body: "return m.b;".into(),
     };
-    vec![(kadane, kadane_t), (argmin, argmin_t), (affine_f32(), recurrence_t)]
+    vec![
+        (kadane, kadane_t),
+        (argmin, argmin_t),
+        (affine_f32(), recurrence_t),
+    ]
 }
