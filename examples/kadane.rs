@@ -73,7 +73,9 @@ fn reference(xs: &[i64]) -> Vec<i64> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = StdRng::seed_from_u64(15);
-    let samples: Vec<i64> = (0..1_000_003).map(|_| rng.gen_range(-1000..=1000)).collect();
+    let samples: Vec<i64> = (0..1_000_003)
+        .map(|_| rng.gen_range(-1000..=1000))
+        .collect();
     let mut scanner = auto_transform::<Kadane>(ScanOptions::default())?;
     println!("backend: {}", scanner.backend_name());
     let best = scanner.transform_scan(samples.as_slice())?;

@@ -56,7 +56,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for i in 0..n {
         prev = a[i] as f64 * prev + b[i] as f64;
         let err = (x[i] as f64 - prev).abs();
-        assert!(err <= 1e-4 * (1.0 + prev.abs()), "x[{i}] = {} vs {prev}", x[i]);
+        assert!(
+            err <= 1e-4 * (1.0 + prev.abs()),
+            "x[{i}] = {} vs {prev}",
+            x[i]
+        );
     }
     let total = scanner.transform_reduce((a.as_slice(), b.as_slice()), Recurrence::identity())?;
     println!(

@@ -355,19 +355,28 @@ fn check_lift_sig(
     let usage = format!("`fn lift(x: i64, index: u64) -> {elem_shown}`, one parameter per input array, then the element's index");
     if sig.inputs.len() < 2 {
         errors.push(
-            if sig.inputs.is_empty() { sig.paren_token.span.join() } else { sig.inputs.span() },
+            if sig.inputs.is_empty() {
+                sig.paren_token.span.join()
+            } else {
+                sig.inputs.span()
+            },
             format!("`lift` takes the input values and the element index: {usage}"),
         );
     } else if sig.inputs.len() - 1 > MAX_LIFT_INPUTS {
         errors.push(
             sig.inputs.span(),
-            format!("`lift` reads at most {MAX_LIFT_INPUTS} input arrays, found {}", sig.inputs.len() - 1),
+            format!(
+                "`lift` reads at most {MAX_LIFT_INPUTS} input arrays, found {}",
+                sig.inputs.len() - 1
+            ),
         );
     }
     let last = sig.inputs.len().saturating_sub(1);
     for (k, arg) in sig.inputs.iter().enumerate() {
         match arg {
-            syn::FnArg::Receiver(r) => errors.push(r.span(), format!("`lift` takes no `self`: {usage}")),
+            syn::FnArg::Receiver(r) => {
+                errors.push(r.span(), format!("`lift` takes no `self`: {usage}"))
+            }
             syn::FnArg::Typed(pt) => {
                 if !plain_param(&pt.pat) {
                     errors.push(
@@ -637,9 +646,7 @@ pub fn lower_impl_in(item: &syn::ItemImpl, scope: &Scope) -> Result<LoweredOp, E
     let project = find_fn(item, "project");
     let mut transform = None;
     if lift.is_some() || project.is_some() {
-        let elem_ty_or = elem_ty
-            .clone()
-            .unwrap_or_else(|| syn::parse_quote!(i32));
+        let elem_ty_or = elem_ty.clone().unwrap_or_else(|| syn::parse_quote!(i32));
         let as_ref = |ty: &syn::Type| match array_prim(ty) {
             Some(p) => ElemRef::Prim(p),
             None => elem_for_lowering.clone(),

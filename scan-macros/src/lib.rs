@@ -327,7 +327,8 @@ fn transform_impl(
     };
     let out_spec = type_tokens(&t.output.1);
     let lift_params = &t.lift_params;
-    let (lift_body, project_param, project_body) = (&t.lift_body, &t.project_param, &t.project_body);
+    let (lift_body, project_param, project_body) =
+        (&t.lift_body, &t.project_param, &t.project_body);
     quote! {
         impl #self_ty {
             #(#moved)*

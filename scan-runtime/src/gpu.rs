@@ -11,7 +11,8 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
 use scan_codegen::{
-    generate_fused, generate_variant, Algorithm, CodegenError, GeneratedScan, ScanMode, ScanVariant, TuningPolicy,
+    generate_fused, generate_variant, Algorithm, CodegenError, GeneratedScan, ScanMode,
+    ScanVariant, TuningPolicy,
 };
 use scan_core::{OpSpec, ScanOp, TransformSpec};
 use std::collections::HashMap;

@@ -36,8 +36,8 @@ mod options;
 mod reduce;
 mod scanner;
 mod segments;
-mod transform;
 pub mod sharded;
+mod transform;
 mod workspace;
 
 pub use auto::{auto, AnyScanner, Scan};
@@ -49,14 +49,14 @@ pub use gpu::{driver_available, Gpu};
 pub use options::{CpuThreads, ScanOptions};
 pub use reduce::Reducer;
 pub use scanner::Scanner;
-pub use transform::{
-    auto_transform, AnyTransformScanner, DeviceInputs, HostInputs, TransformReducer,
-    TransformScanner,
-};
 pub use segments::{DeviceSegments, HostKeys, HostSegments, SegmentKey, SegmentOffset};
 pub use sharded::{
     scan_sharded_cpu, DeviceShardExchange, ShardError, ShardExchange, ShardedScanner,
     ThreadExchange,
+};
+pub use transform::{
+    auto_transform, AnyTransformScanner, DeviceInputs, HostInputs, TransformReducer,
+    TransformScanner,
 };
 
 /// cudarc, re-exported: device buffers and streams (`cudarc::driver::{CudaSlice, CudaStream}`)

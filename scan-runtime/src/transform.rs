@@ -9,17 +9,15 @@
 //! `(&CudaSlice<A>, &CudaSlice<B>)`, views too) on the device ([`DeviceInputs`]). Every length
 //! is checked before anything is launched.
 
+use crate::cpu::CpuScanner;
 use crate::error::{alloc, driver, ScanError};
 use crate::extras::ScanExtras;
 use crate::gpu::{Gpu, ModuleKey};
 use crate::options::ScanOptions;
 use crate::reduce::Reducer;
 use crate::scanner::Scanner;
-use crate::cpu::CpuScanner;
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{
-    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop,
-};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
 use scan_codegen::{Algorithm, CodegenError, ScanMode, Segments, TuningPolicy};
 use scan_core::{ScanElement, Transform, TransformSpec};
 use std::sync::Arc;
@@ -129,9 +127,33 @@ inputs_impl!((A, X, 0), (B, Y, 1));
 inputs_impl!((A, X, 0), (B, Y, 1), (C, Z, 2));
 inputs_impl!((A, X, 0), (B, Y, 1), (C, Z, 2), (D, W, 3));
 inputs_impl!((A, X, 0), (B, Y, 1), (C, Z, 2), (D, W, 3), (E, U, 4));
-inputs_impl!((A, X, 0), (B, Y, 1), (C, Z, 2), (D, W, 3), (E, U, 4), (F, R, 5));
-inputs_impl!((A, X, 0), (B, Y, 1), (C, Z, 2), (D, W, 3), (E, U, 4), (F, R, 5), (G, Q, 6));
-inputs_impl!((A, X, 0), (B, Y, 1), (C, Z, 2), (D, W, 3), (E, U, 4), (F, R, 5), (G, Q, 6), (H, P, 7));
+inputs_impl!(
+    (A, X, 0),
+    (B, Y, 1),
+    (C, Z, 2),
+    (D, W, 3),
+    (E, U, 4),
+    (F, R, 5)
+);
+inputs_impl!(
+    (A, X, 0),
+    (B, Y, 1),
+    (C, Z, 2),
+    (D, W, 3),
+    (E, U, 4),
+    (F, R, 5),
+    (G, Q, 6)
+);
+inputs_impl!(
+    (A, X, 0),
+    (B, Y, 1),
+    (C, Z, 2),
+    (D, W, 3),
+    (E, U, 4),
+    (F, R, 5),
+    (G, Q, 6),
+    (H, P, 7)
+);
 
 impl<'s, A: ScanElement + DeviceRepr> HostInputs<A> for &'s [A] {
     fn lens(&self) -> Vec<usize> {
@@ -488,7 +510,10 @@ where
             return unsafe { self.reducer.reduce_device_ptr(stream, 0, 0, init, total) };
         }
         // SAFETY: the arrays hold `n` values each, `init`/`total` one element, on `stream`.
-        unsafe { self.reducer.reduce_arrays_ptr(stream, inputs, n, init, total) }
+        unsafe {
+            self.reducer
+                .reduce_arrays_ptr(stream, inputs, n, init, total)
+        }
     }
 }
 
@@ -534,7 +559,9 @@ impl<Op: Transform> CpuScanner<Op> {
         init: Op::Elem,
     ) -> Result<Op::Elem, ScanError> {
         let n = common_len(&inputs.lens())?;
-        Ok((0..n).fold(init, |acc, i| Op::combine(acc, lift_at::<Op, I>(&inputs, i))))
+        Ok((0..n).fold(init, |acc, i| {
+            Op::combine(acc, lift_at::<Op, I>(&inputs, i))
+        }))
     }
 }
 
