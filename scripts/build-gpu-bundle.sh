@@ -28,6 +28,7 @@ GPU_TESTS=(
   "-p scangen-runtime --test soak"
   "-p scangen-cli --test gpu_examples"
   "-p scangen-cli --test gpu_operator_language"
+  "-p scangen-cli --test fused"
   # Sharded scans: thread ranks on one GPU, and NCCL over every GPU (skipped without libnccl
   # unless SCANGEN_REQUIRE_NCCL=1).
   "-p scangen-runtime --features nccl --test gpu_sharded"
