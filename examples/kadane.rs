@@ -71,7 +71,7 @@ fn reference(xs: &[i64]) -> Vec<i64> {
         .collect()
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = StdRng::seed_from_u64(15);
     let samples: Vec<i64> = (0..1_000_003)
         .map(|_| rng.gen_range(-1000..=1000))

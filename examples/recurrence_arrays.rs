@@ -43,7 +43,7 @@ impl ScanOp for Recurrence {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = StdRng::seed_from_u64(17);
     let n = 1_000_003;
     // |a| < 1 keeps x bounded, so the f64 composition stays close to the loop.

@@ -55,7 +55,7 @@ fn reference(xs: &[f32]) -> Vec<u64> {
         .collect()
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rng = StdRng::seed_from_u64(16);
     // Few distinct values, so ties are common.
     let values: Vec<f32> = (0..1_000_003)

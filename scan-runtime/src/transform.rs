@@ -155,7 +155,7 @@ inputs_impl!(
     (H, P, 7)
 );
 
-impl<'s, A: ScanElement + DeviceRepr> HostInputs<A> for &'s [A] {
+impl<A: ScanElement + DeviceRepr> HostInputs<A> for &[A] {
     fn lens(&self) -> Vec<usize> {
         vec![self.len()]
     }
@@ -175,7 +175,7 @@ impl<'s, A: ScanElement + DeviceRepr> HostInputs<A> for &'s [A] {
     }
 }
 
-impl<'s, A, X: DevicePtr<A>> DeviceInputs<A> for &'s X {
+impl<A, X: DevicePtr<A>> DeviceInputs<A> for &X {
     fn lens(&self) -> Vec<usize> {
         vec![self.len()]
     }
