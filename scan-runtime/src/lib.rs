@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+
 //! The scangen runtime: compiles generated scan kernels with NVRTC (cached in memory and on
 //! disk), launches them on a CUDA device, and provides a CPU backend with the same interface.
 //!
