@@ -51,7 +51,7 @@ pub enum EntryError {
         /// The number of bytes there are.
         len: usize,
     },
-    /// The bytes do not start with [`MAGIC`].
+    /// The bytes do not start with the magic `SCANGENK`.
     #[error("not a scangen cache file (bad magic)")]
     BadMagic,
     /// The entry has another layout than [`FORMAT_VERSION`].
