@@ -585,7 +585,10 @@ fn render_scan(
     ctx.insert("words", &layout::elem_words(scanned_size));
 
     let (pad_every, pad_elems) = layout::smem_padding(elem_size, policy.items_per_thread);
-    ctx.insert("packed", &layout::packs_items(elem_size, policy.items_per_thread));
+    ctx.insert(
+        "packed",
+        &layout::packs_items(elem_size, policy.items_per_thread),
+    );
     ctx.insert("pad_every", &pad_every);
     ctx.insert("pad_elems", &pad_elems);
     ctx.insert("bank_row_bytes", &layout::BANK_ROW_BYTES);

@@ -74,12 +74,15 @@ pub struct LoweredTransform {
     pub inputs: Vec<(syn::Type, ElemRef)>,
     /// C++ names of `lift`'s parameters: the inputs, then the index.
     pub lift_params: Vec<String>,
+    /// `lift`'s body lowered to C++ statements (ends in a `return` of the element).
     pub lift_body: String,
     /// The user wrote `fn lift` (else `lift(x, _) = x` on one array of elements).
     pub has_lift: bool,
     /// The Rust type `project` returns, as written.
     pub output: (syn::Type, ElemRef),
+    /// C++ name of `project`'s parameter (the element).
     pub project_param: String,
+    /// `project`'s body lowered to C++ statements (ends in a `return` of the output).
     pub project_body: String,
     /// The user wrote `fn project` (else `project(e) = e`).
     pub has_project: bool,

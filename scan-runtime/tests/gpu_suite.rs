@@ -551,7 +551,12 @@ fn non_commutative_struct_op_keeps_order() {
     // Two bytes: packed two to a register word.
     let (p, q) = (ByteAffine { a: 3, b: 1 }, ByteAffine { a: 5, b: 7 });
     assert_ne!(ComposeBytes::combine(p, q), ComposeBytes::combine(q, p));
-    run_builtin::<ComposeBytes>(&gpu, &mut report, "compose_bytes ByteAffine", BuiltinOp::Add);
+    run_builtin::<ComposeBytes>(
+        &gpu,
+        &mut report,
+        "compose_bytes ByteAffine",
+        BuiltinOp::Add,
+    );
     report.finish("non_commutative_struct_op_keeps_order");
 }
 
@@ -1162,6 +1167,12 @@ fn packed_sub_word_items_every_cap_and_shape() {
     run::<Mul<i16>>(&gpu, &mut report, "mul i16", BuiltinOp::Mul, &[64]);
     run::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul, &[16, 128, 256]);
     run::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, &[256]);
-    run::<ComposeBytes>(&gpu, &mut report, "compose_bytes", BuiltinOp::Add, &[32, 128]);
+    run::<ComposeBytes>(
+        &gpu,
+        &mut report,
+        "compose_bytes",
+        BuiltinOp::Add,
+        &[32, 128],
+    );
     report.finish("packed_sub_word_items_every_cap_and_shape");
 }

@@ -21,10 +21,18 @@ pub struct Vec3Add;
 impl ScanOp for Vec3Add {
     type Elem = Vec3;
     fn identity() -> Vec3 {
-        Vec3 { x: 0.0, y: 0.0, z: 0.0 }
+        Vec3 {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+        }
     }
     fn combine(l: Vec3, r: Vec3) -> Vec3 {
-        Vec3 { x: l.x + r.x, y: l.y + r.y, z: l.z + r.z }
+        Vec3 {
+            x: l.x + r.x,
+            y: l.y + r.y,
+            z: l.z + r.z,
+        }
     }
 }
 
@@ -45,10 +53,20 @@ pub struct Vec4Add;
 impl ScanOp for Vec4Add {
     type Elem = Vec4;
     fn identity() -> Vec4 {
-        Vec4 { x: 0.0, y: 0.0, z: 0.0, w: 0.0 }
+        Vec4 {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+            w: 0.0,
+        }
     }
     fn combine(l: Vec4, r: Vec4) -> Vec4 {
-        Vec4 { x: l.x + r.x, y: l.y + r.y, z: l.z + r.z, w: l.w + r.w }
+        Vec4 {
+            x: l.x + r.x,
+            y: l.y + r.y,
+            z: l.z + r.z,
+            w: l.w + r.w,
+        }
     }
 }
 
@@ -70,7 +88,10 @@ impl ScanOp for Affine64Compose {
         Affine64 { a: 1.0, b: 0.0 }
     }
     fn combine(l: Affine64, r: Affine64) -> Affine64 {
-        Affine64 { a: l.a * r.a, b: r.a * l.b + r.b }
+        Affine64 {
+            a: l.a * r.a,
+            b: r.a * l.b + r.b,
+        }
     }
 }
 
@@ -90,10 +111,18 @@ pub struct Vec3dAdd;
 impl ScanOp for Vec3dAdd {
     type Elem = Vec3d;
     fn identity() -> Vec3d {
-        Vec3d { x: 0.0, y: 0.0, z: 0.0 }
+        Vec3d {
+            x: 0.0,
+            y: 0.0,
+            z: 0.0,
+        }
     }
     fn combine(l: Vec3d, r: Vec3d) -> Vec3d {
-        Vec3d { x: l.x + r.x, y: l.y + r.y, z: l.z + r.z }
+        Vec3d {
+            x: l.x + r.x,
+            y: l.y + r.y,
+            z: l.z + r.z,
+        }
     }
 }
 
@@ -114,7 +143,12 @@ pub struct Mat2Mul;
 impl ScanOp for Mat2Mul {
     type Elem = Mat2;
     fn identity() -> Mat2 {
-        Mat2 { a: 1, b: 0, c: 0, d: 1 }
+        Mat2 {
+            a: 1,
+            b: 0,
+            c: 0,
+            d: 1,
+        }
     }
     fn combine(l: Mat2, r: Mat2) -> Mat2 {
         Mat2 {
@@ -138,7 +172,10 @@ pub const STRUCT_OPS: [(&str, &str); 6] = [
 
 /// The element-type label of struct operator `op`, `None` for a built-in.
 pub fn struct_op_type(op: &str) -> Option<&'static str> {
-    STRUCT_OPS.iter().find(|(name, _)| *name == op).map(|(_, ty)| *ty)
+    STRUCT_OPS
+        .iter()
+        .find(|(name, _)| *name == op)
+        .map(|(_, ty)| *ty)
 }
 
 /// The (operator, type) pairs of `ops` x `types`, in order: a struct operator appears once, with

@@ -250,8 +250,8 @@ impl ScanOp for ComposeBytes {
             element: ByteAffine::element_type(),
             lhs: "f".into(),
             rhs: "g".into(),
-            combine_body: "ByteAffine r; r.a = (u8)(g.a * f.a); r.b = (u8)(g.a * f.b + g.b); return r;"
-                .into(),
+            combine_body:
+                "ByteAffine r; r.a = (u8)(g.a * f.a); r.b = (u8)(g.a * f.b + g.b); return r;".into(),
             identity_body: "ByteAffine r; r.a = 1; r.b = 0; return r;".into(),
         }
     }

@@ -70,32 +70,53 @@ fn unit(i: u64, lane: u64) -> f64 {
 
 impl Sample for Vec3 {
     fn sample(i: u64) -> Vec3 {
-        Vec3 { x: unit(i, 0) as f32, y: unit(i, 1) as f32, z: unit(i, 2) as f32 }
+        Vec3 {
+            x: unit(i, 0) as f32,
+            y: unit(i, 1) as f32,
+            z: unit(i, 2) as f32,
+        }
     }
 }
 
 impl Sample for Vec4 {
     fn sample(i: u64) -> Vec4 {
-        Vec4 { x: unit(i, 0) as f32, y: unit(i, 1) as f32, z: unit(i, 2) as f32, w: unit(i, 3) as f32 }
+        Vec4 {
+            x: unit(i, 0) as f32,
+            y: unit(i, 1) as f32,
+            z: unit(i, 2) as f32,
+            w: unit(i, 3) as f32,
+        }
     }
 }
 
 impl Sample for Affine64 {
     fn sample(i: u64) -> Affine64 {
         // |a| < 1 keeps long compositions finite.
-        Affine64 { a: 0.5 + unit(i, 0) / 2.0, b: unit(i, 1) }
+        Affine64 {
+            a: 0.5 + unit(i, 0) / 2.0,
+            b: unit(i, 1),
+        }
     }
 }
 
 impl Sample for Vec3d {
     fn sample(i: u64) -> Vec3d {
-        Vec3d { x: unit(i, 0), y: unit(i, 1), z: unit(i, 2) }
+        Vec3d {
+            x: unit(i, 0),
+            y: unit(i, 1),
+            z: unit(i, 2),
+        }
     }
 }
 
 impl Sample for Mat2 {
     fn sample(i: u64) -> Mat2 {
         let m = |lane| mix(i.wrapping_mul(4).wrapping_add(lane));
-        Mat2 { a: m(0), b: m(1), c: m(2), d: m(3) }
+        Mat2 {
+            a: m(0),
+            b: m(1),
+            c: m(2),
+            d: m(3),
+        }
     }
 }
