@@ -119,7 +119,7 @@ done
 
 # The CUB baseline source (built there with nvcc, beside `scangen bench`), when shared/ is here.
 # Peers of `scangen bench --variants` (CUB by key, torch/cupy rows), compiled/run there.
-mkdir -p "$bundle/peers" && cp "$root"/bench/peers/* "$bundle/peers/"
+mkdir -p "$bundle/peers" && find "$root/bench/peers" -maxdepth 1 -type f -exec cp {} "$bundle/peers/" \;
 for cub in "$root/../shared/bench/cub_scan.cu" "$root/shared/bench/cub_scan.cu"; do
   if [ -f "$cub" ]; then
     mkdir -p "$bundle/cub" && cp "$cub" "$bundle/cub/"
