@@ -822,7 +822,7 @@ where
         };
         let block = generated.policy.block_threads;
         for launch in &plan.launches {
-            let function = loaded.function(launch.kernel);
+            let function = loaded.function_for(launch);
             let (src, dst, count) = (pointer(launch.input), pointer(launch.output), launch.n);
             let prefixes: CUdeviceptr = launch.prefixes.map_or(0, pointer);
             let config = LaunchConfig {
