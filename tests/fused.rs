@@ -332,6 +332,22 @@ fn device_transforms_describe_the_arrays() {
 
 // ---- GPU ----------------------------------------------------------------------------------
 
+/// Panics with the first differing position (not megabytes of both vectors) when `got` is not
+/// `want`.
+#[track_caller]
+fn assert_same<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T], ctx: &str) {
+    assert_eq!(got.len(), want.len(), "{ctx}: lengths");
+    if let Some(i) = got.iter().zip(want).position(|(g, w)| g != w) {
+        let wrong = got.iter().zip(want).filter(|(g, w)| g != w).count();
+        panic!(
+            "{ctx}: {wrong} of {} elements differ, the first at {i}: got {:?}, want {:?}",
+            got.len(),
+            got[i],
+            want[i]
+        );
+    }
+}
+
 fn gpu() -> Gpu {
     Gpu::new(0).expect("a GPU (this test is for the GPU bundle)")
 }
@@ -357,29 +373,29 @@ fn gpu_transform_scans_match_loops() {
                 for n in sz {
                     let ctx = format!("{algorithm} {mode} reverse={reverse} n={n}");
                     let k = kadane_input(&mut rng, n);
-                    assert_eq!(
-                        kad.transform_scan(k.as_slice()).unwrap(),
-                        reference::<Kadane>(&k, mode, reverse).0,
-                        "kadane {ctx}"
+                    assert_same(
+                        &kad.transform_scan(k.as_slice()).unwrap(),
+                        &reference::<Kadane>(&k, mode, reverse).0,
+                        &format!("kadane {ctx}"),
                     );
                     let m = argmin_input(&mut rng, n);
-                    assert_eq!(
-                        arg.transform_scan(m.as_slice()).unwrap(),
-                        reference::<ArgMin>(&m, mode, reverse).0,
-                        "argmin {ctx}"
+                    assert_same(
+                        &arg.transform_scan(m.as_slice()).unwrap(),
+                        &reference::<ArgMin>(&m, mode, reverse).0,
+                        &format!("argmin {ctx}"),
                     );
                     let (a, b) = recur_input(&mut rng, n);
                     let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
-                    assert_eq!(
-                        rec.transform_scan((a.as_slice(), b.as_slice())).unwrap(),
-                        reference::<Recur>(&ab, mode, reverse).0,
-                        "recur {ctx}"
+                    assert_same(
+                        &rec.transform_scan((a.as_slice(), b.as_slice())).unwrap(),
+                        &reference::<Recur>(&ab, mode, reverse).0,
+                        &format!("recur {ctx}"),
                     );
                     let s: Vec<u64> = (0..n).map(|_| rng.gen::<u64>() | 1).collect();
-                    assert_eq!(
-                        low.transform_scan(s.as_slice()).unwrap(),
-                        reference::<SumLow>(&s, mode, reverse).0,
-                        "sumlow {ctx}"
+                    assert_same(
+                        &low.transform_scan(s.as_slice()).unwrap(),
+                        &reference::<SumLow>(&s, mode, reverse).0,
+                        &format!("sumlow {ctx}"),
                     );
                     cases += 4;
                 }

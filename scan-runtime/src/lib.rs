@@ -55,7 +55,7 @@ mod capture;
 mod column_plan;
 pub mod compile;
 pub mod cpu;
-pub mod cpu_variant;
+mod cpu_variant;
 mod device_buffer;
 pub mod disk_cache;
 mod error;

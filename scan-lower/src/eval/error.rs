@@ -7,7 +7,8 @@ use std::fmt;
 /// evaluator cannot finish (an endless `while`), never a panic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EvalError {
-    /// An element's bytes are not the element's size.
+    /// A buffer of elements is not the size it must be (an element's bytes, or an output as long
+    /// as its input).
     WrongSize {
         /// The number of bytes expected (whole elements).
         expected: usize,
@@ -46,7 +47,7 @@ impl fmt::Display for EvalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EvalError::WrongSize { expected, got } => {
-                write!(f, "an element is {expected} bytes, got {got}")
+                write!(f, "expected {expected} bytes (whole elements), got {got}")
             }
             EvalError::StepLimit { line, limit } => write!(
                 f,
