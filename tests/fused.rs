@@ -6,8 +6,9 @@
 //! bundle runs them with --include-ignored (`scripts/build-gpu-bundle.sh`).
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
+use scangen::lower::{parse_ops_file, EvalError, EvalOp, ValueLayout};
 use scangen::runtime::{CpuScanner, Gpu, ScanError, ScanExtras, ScanOptions};
-use scangen::{scan_op, Algorithm, ScanElement, ScanMode, ScanOp, Transform};
+use scangen::{scan_op, Algorithm, PrimType, ScanElement, ScanMode, ScanOp, Transform};
 
 /// Kadane: `{best, prefix, suffix, total}` from raw i64, projected to `best`. Not commutative.
 #[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
@@ -328,6 +329,131 @@ fn device_transforms_describe_the_arrays() {
     let t = SumLow::device_transform();
     assert_eq!((t.inputs.len(), t.output.size()), (1, 1));
     assert!(t.lift_body.contains("return x;"));
+}
+
+// ---- The IR evaluator (`scangen scan --file` without a GPU) against the macro's Rust ------------
+
+/// The bytes of a slice of plain values (primitives: no padding).
+fn bytes<T: Copy>(v: &[T]) -> Vec<u8> {
+    // SAFETY: `T` is a primitive here (every byte initialised); the bytes are copied out.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+        .to_vec()
+}
+
+fn evaluator(name: &str) -> EvalOp {
+    parse_ops_file(include_str!("fused.rs"))
+        .unwrap()
+        .evaluator(name)
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+}
+
+/// The macro's Rust on the CPU backend, sequential (one fold, like the evaluator).
+fn macro_scan<Op: Transform, I: scangen::runtime::HostInputs<Op::Input>>(
+    inputs: I,
+    mode: ScanMode,
+) -> Vec<Op::Output>
+where
+    Op::Output: Copy,
+{
+    CpuScanner::<Op>::new(ScanOptions::default().mode(mode).cpu_sequential())
+        .transform_scan(inputs)
+        .unwrap()
+}
+
+const SIZES: [usize; 9] = [0, 1, 2, 31, 32, 33, 97, 1021, 4099];
+
+#[test]
+fn evaluator_lift_project_match_the_macro_bit_for_bit() {
+    let (kad, arg, rec, low) = (
+        evaluator("Kadane"),
+        evaluator("ArgMin"),
+        evaluator("Recur"),
+        evaluator("SumLow"),
+    );
+    let mut rng = StdRng::seed_from_u64(0xe7a1);
+    for n in SIZES {
+        let k: Vec<i64> = (0..n)
+            .map(|_| rng.gen_range(-1_000_000..1_000_000))
+            .collect();
+        let m: Vec<f32> = (0..n).map(|_| rng.gen_range(1..40) as f32 * 0.5).collect();
+        let a: Vec<u32> = (0..n).map(|_| rng.gen::<u32>() | 2).collect();
+        let b: Vec<u64> = (0..n).map(|_| rng.gen::<u64>() | 1).collect();
+        let s: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+        for mode in ScanMode::ALL {
+            let ex = mode == ScanMode::Exclusive;
+            let ctx = format!("n={n} {mode}");
+            assert_eq!(
+                kad.transform_scan(&[&bytes(&k)], ex).unwrap(),
+                bytes(&macro_scan::<Kadane, _>(k.as_slice(), mode)),
+                "kadane {ctx}"
+            );
+            assert_eq!(
+                arg.transform_scan(&[&bytes(&m)], ex).unwrap(),
+                bytes(&macro_scan::<ArgMin, _>(m.as_slice(), mode)),
+                "argmin {ctx}"
+            );
+            assert_eq!(
+                rec.transform_scan(&[&bytes(&a), &bytes(&b)], ex).unwrap(),
+                bytes(&macro_scan::<Recur, _>((a.as_slice(), b.as_slice()), mode)),
+                "recur {ctx}"
+            );
+            assert_eq!(
+                low.transform_scan(&[&bytes(&s)], ex).unwrap(),
+                bytes(&macro_scan::<SumLow, _>(s.as_slice(), mode)),
+                "sumlow {ctx}"
+            );
+        }
+    }
+}
+
+#[test]
+fn evaluator_reports_the_transform_layouts() {
+    let rec = evaluator("Recur");
+    assert!(rec.has_transform());
+    let layout = |size, prim| ValueLayout {
+        size,
+        prim: Some(prim),
+    };
+    assert_eq!(
+        rec.input_layouts().unwrap(),
+        vec![layout(4, PrimType::U32), layout(8, PrimType::U64)]
+    );
+    assert_eq!(rec.output_layout().unwrap(), layout(4, PrimType::U32));
+    let low = evaluator("SumLow");
+    assert_eq!(low.input_layouts().unwrap(), vec![layout(8, PrimType::U64)]);
+    assert_eq!(low.output_layout().unwrap(), layout(1, PrimType::U8));
+    let kad = evaluator("Kadane");
+    let mut out = [0u8; 32];
+    kad.lift_into(&[&(-5i64).to_le_bytes()], 3, &mut out)
+        .unwrap();
+    assert_eq!(out, bytes(&[-5i64; 4]).as_slice(), "lift fills every field");
+    let mut best = [0u8; 8];
+    kad.project_into(&bytes(&[9i64, 1, 2, 3]), &mut best)
+        .unwrap();
+    assert_eq!(i64::from_le_bytes(best), 9);
+}
+
+#[test]
+fn evaluator_transform_errors_are_typed() {
+    let rec = evaluator("Recur");
+    let a = bytes(&[1u32, 2, 3]);
+    let b = bytes(&[1u64, 2]);
+    assert!(matches!(
+        rec.transform_scan(&[&a], false),
+        Err(EvalError::InputArrays {
+            expected: 2,
+            got: 1
+        })
+    ));
+    assert!(matches!(
+        rec.transform_scan(&[&a, &b], false),
+        Err(EvalError::WrongSize { .. })
+    ));
+    let mut out = [0u8; 4];
+    assert!(matches!(
+        rec.project_into(&[0u8; 16], &mut out[..3]),
+        Err(EvalError::WrongSize { .. })
+    ));
 }
 
 // ---- GPU ----------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ mod op;
 pub use element::{element_struct, ElementStruct, FieldShape};
 pub use emit::ElemRef;
 pub use error::{Error, Errors};
-pub use eval::{EvalError, EvalOp};
+pub use eval::{EvalError, EvalOp, ValueLayout};
 pub use file::{parse_ops_file, FileDiagnostic, FileError, OpsFile};
 pub use names::struct_name;
 pub use op::{

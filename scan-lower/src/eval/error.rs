@@ -15,6 +15,13 @@ pub enum EvalError {
         /// The number of bytes given.
         got: usize,
     },
+    /// Not one array of values per input of `lift`.
+    InputArrays {
+        /// The arrays `lift` takes (1 without a `lift`).
+        expected: usize,
+        /// The arrays given.
+        got: usize,
+    },
     /// A `while`/`loop` ran past the step limit (an operator that never ends would hang a
     /// scan; the GPU would hang too).
     StepLimit {
@@ -49,6 +56,10 @@ impl fmt::Display for EvalError {
             EvalError::WrongSize { expected, got } => {
                 write!(f, "expected {expected} bytes (whole elements), got {got}")
             }
+            EvalError::InputArrays { expected, got } => write!(
+                f,
+                "the operator's `lift` reads {expected} input array(s), {got} given"
+            ),
             EvalError::StepLimit { line, limit } => write!(
                 f,
                 "line {line}: a loop ran more than {limit} iterations in one combine; the operator does not finish"
