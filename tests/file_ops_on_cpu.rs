@@ -495,3 +495,64 @@ impl ScanOp for Recur {
         "{err}"
     );
 }
+
+/// `check --file` on an operator with a `lift` samples folds of lifted inputs (the domain a scan
+/// of real data meets): Kadane from raw `i64`, whose identity sentinels make it "unlawful" on
+/// every bit pattern, passes; a lifted subtraction still fails.
+#[test]
+fn check_file_samples_lifted_inputs() {
+    const LIFTED: &str = r#"
+#[derive(Clone, Copy, ScanElement)]
+#[repr(C)]
+pub struct Kad { pub best: i64, pub prefix: i64, pub suffix: i64, pub total: i64 }
+pub struct Kadane;
+#[scan_op]
+impl ScanOp for Kadane {
+    type Elem = Kad;
+    fn identity() -> Kad {
+        const NONE: i64 = i64::MIN / 4;
+        Kad { best: NONE, prefix: NONE, suffix: NONE, total: 0 }
+    }
+    fn combine(l: Kad, r: Kad) -> Kad {
+        Kad {
+            best: l.best.max(r.best).max(l.suffix + r.prefix),
+            prefix: l.prefix.max(l.total + r.prefix),
+            suffix: r.suffix.max(l.suffix + r.total),
+            total: l.total + r.total,
+        }
+    }
+    fn lift(x: i64, _index: u64) -> Kad { Kad { best: x, prefix: x, suffix: x, total: x } }
+    fn project(e: Kad) -> i64 { e.best }
+}
+pub struct Sub;
+#[scan_op]
+impl ScanOp for Sub {
+    type Elem = i64;
+    fn identity() -> i64 { 0 }
+    fn combine(a: i64, b: i64) -> i64 { a.wrapping_sub(b) }
+    fn lift(x: i32, _index: u64) -> i64 { x as i64 }
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ops.rs"), LIFTED).unwrap();
+    let ok = scangen(
+        dir.path(),
+        &["check", "--file", "ops.rs", "--op", "Kadane", "--cpu-only"],
+    );
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(out.contains("lifted inputs"), "{out}");
+    let bad = scangen(
+        dir.path(),
+        &["check", "--file", "ops.rs", "--op", "Sub", "--cpu-only"],
+    );
+    let out = String::from_utf8_lossy(&bad.stdout);
+    assert!(
+        !bad.status.success() && out.contains("lifted inputs"),
+        "{out}"
+    );
+}

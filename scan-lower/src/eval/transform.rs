@@ -37,6 +37,11 @@ impl EvalOp {
         self.prog.lift.is_some() || self.prog.project.is_some()
     }
 
+    /// Whether the operator declares `lift` (its inputs are then not its elements).
+    pub fn has_lift(&self) -> bool {
+        self.prog.lift.is_some()
+    }
+
     fn frame(&self) -> Frame {
         Frame::new(
             vec![self.prog.module.clone()],
