@@ -1,0 +1,341 @@
+//! Fused lift/scan/project against the unfused pipeline a user writes without it (a kernel that
+//! materializes the lifted elements, the plain scan of them, a kernel that projects), for
+//! Kadane's maximum subarray (`i64` in, 32-byte element, `i64` best out) and a running argmin
+//! (`f32` in, `{f32, u64}` element, `u64` index out). Both as a fraction of a device copy of the
+//! same bytes (inputs read + outputs written), measured in the same run; each result is checked
+//! against the CPU once per size.
+//!
+//! ```sh
+//! cargo run --release --example fused_bench -- 20,24,28 20
+//! ```
+//!
+//! Arguments: log2 of the sizes (default 20,24,28) and repetitions (default 20; the median is
+//! reported). Without a GPU it says so and exits 0. The unfused kernels are written by hand in
+//! CUDA here on purpose: they are what a user writes today.
+
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use scangen::runtime::cudarc::driver::sys::CUevent_flags;
+use scangen::runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use scangen::runtime::cudarc::nvrtc::compile_ptx;
+use scangen::runtime::{Algorithm, CpuScanner, Gpu, ScanExtras, ScanOptions};
+use scangen::{scan_op, ScanElement, ScanOp};
+use std::sync::Arc;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct Kad {
+    pub best: i64,
+    pub prefix: i64,
+    pub suffix: i64,
+    pub total: i64,
+}
+
+pub struct Kadane;
+
+#[scan_op]
+impl ScanOp for Kadane {
+    type Elem = Kad;
+    fn identity() -> Kad {
+        const NONE: i64 = i64::MIN / 4;
+        Kad {
+            best: NONE,
+            prefix: NONE,
+            suffix: NONE,
+            total: 0,
+        }
+    }
+    fn combine(l: Kad, r: Kad) -> Kad {
+        Kad {
+            best: l.best.max(r.best).max(l.suffix + r.prefix),
+            prefix: l.prefix.max(l.total + r.prefix),
+            suffix: r.suffix.max(l.suffix + r.total),
+            total: l.total + r.total,
+        }
+    }
+    fn lift(x: i64, _index: u64) -> Kad {
+        Kad {
+            best: x,
+            prefix: x,
+            suffix: x,
+            total: x,
+        }
+    }
+    fn project(e: Kad) -> i64 {
+        e.best
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct MinAt {
+    pub value: f32,
+    pub index: u64,
+}
+
+pub struct ArgMin;
+
+#[scan_op]
+impl ScanOp for ArgMin {
+    type Elem = MinAt;
+    fn identity() -> MinAt {
+        MinAt {
+            value: f32::INFINITY,
+            index: u64::MAX,
+        }
+    }
+    fn combine(l: MinAt, r: MinAt) -> MinAt {
+        if r.value < l.value || (r.value == l.value && r.index < l.index) {
+            r
+        } else {
+            l
+        }
+    }
+    fn lift(value: f32, index: u64) -> MinAt {
+        MinAt { value, index }
+    }
+    fn project(m: MinAt) -> u64 {
+        m.index
+    }
+}
+
+/// The unfused pipeline's map kernels, as a user writes them.
+const MAPS: &str = r#"
+struct Kad { long long best, prefix, suffix, total; };
+struct MinAt { float value; unsigned long long index; };
+extern "C" __global__ void kadane_lift(const long long* x, Kad* e, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        long long v = x[i];
+        e[i] = Kad{v, v, v, v};
+    }
+}
+extern "C" __global__ void kadane_project(const Kad* e, long long* y, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        y[i] = e[i].best;
+    }
+}
+extern "C" __global__ void argmin_lift(const float* x, MinAt* e, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        e[i] = MinAt{x[i], i};
+    }
+}
+extern "C" __global__ void argmin_project(const MinAt* e, unsigned long long* y, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        y[i] = e[i].index;
+    }
+}
+"#;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Milliseconds of `f` on `stream`, timed with events, median of `reps` after two warm-ups.
+fn time(stream: &Arc<CudaStream>, reps: usize, mut f: impl FnMut() -> Res<()>) -> Res<f64> {
+    let mut samples = Vec::new();
+    for rep in 0..reps + 2 {
+        let start = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        f()?;
+        let end = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+        let ms = start.elapsed_ms(&end)? as f64;
+        if rep >= 2 {
+            samples.push(ms);
+        }
+    }
+    Ok(median(samples))
+}
+
+/// A copy of `bytes` bytes on `stream` (the yardstick), timed.
+fn copy_ms(stream: &Arc<CudaStream>, bytes: usize, reps: usize) -> Res<f64> {
+    let src = stream.alloc_zeros::<u8>(bytes)?;
+    let mut dst = stream.alloc_zeros::<u8>(bytes)?;
+    time(stream, reps, || {
+        stream.memcpy_dtod(&src, &mut dst)?;
+        Ok(())
+    })
+}
+
+fn grid(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (((n as u64).div_ceil(256)).clamp(1, 132 * 16) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+struct Row {
+    op: &'static str,
+    log2: u32,
+    fused_ms: f64,
+    unfused_ms: f64,
+    copy_ms: f64,
+}
+
+impl Row {
+    fn print(&self) {
+        println!(
+            "| {} | 2^{} | {:.1} | {:.1} | {:.3} | {:.3} | {:.2}x |",
+            self.op,
+            self.log2,
+            self.fused_ms * 1e3,
+            self.unfused_ms * 1e3,
+            self.copy_ms / self.fused_ms,
+            self.copy_ms / self.unfused_ms,
+            self.unfused_ms / self.fused_ms
+        );
+    }
+}
+
+fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Row> {
+    let n = 1usize << log2;
+    let mut rng = StdRng::seed_from_u64(0x6b0 + log2 as u64);
+    let host: Vec<i64> = (0..n)
+        .map(|_| rng.gen_range(-1_000_000..1_000_000))
+        .collect();
+    let x = stream.clone_htod(&host)?;
+    let mut y: CudaSlice<i64> = stream.alloc_zeros(n)?;
+    let mut fused = gpu.transform_scanner::<Kadane>(ScanOptions::default())?;
+    fused.scanner().prepare(n as u64, stream)?;
+    let fused_ms = time(stream, reps, || {
+        fused.transform_scan_device(stream, &x, &mut y, ScanExtras::default())?;
+        Ok(())
+    })?;
+    let want = CpuScanner::<Kadane>::new(ScanOptions::default()).transform_scan(host.as_slice())?;
+    if stream.clone_dtoh(&y)? != want {
+        return Err(format!("fused Kadane at 2^{log2} differs from the CPU").into());
+    }
+    // Unfused: lift kernel, plain scan of the 32-byte elements, project kernel.
+    let module = gpu.context().load_module(compile_ptx(MAPS)?)?;
+    let (lift, project) = (
+        module.load_function("kadane_lift")?,
+        module.load_function("kadane_project")?,
+    );
+    let mut lifted: CudaSlice<Kad> = stream.alloc_zeros(n)?;
+    let mut scanned: CudaSlice<Kad> = stream.alloc_zeros(n)?;
+    let mut plain =
+        gpu.scanner::<Kadane>(ScanOptions::default().algorithm(Algorithm::SinglePass))?;
+    plain.prepare(n as u64, stream)?;
+    let n64 = n as u64;
+    let unfused_ms = time(stream, reps, || {
+        let mut l = stream.launch_builder(&lift);
+        l.arg(&x).arg(&mut lifted).arg(&n64);
+        // SAFETY: the kernel's signature; buffers of n elements.
+        unsafe { l.launch(grid(n)) }?;
+        plain.scan_device(stream, &lifted, &mut scanned)?;
+        let mut p = stream.launch_builder(&project);
+        p.arg(&scanned).arg(&mut y).arg(&n64);
+        // SAFETY: as above.
+        unsafe { p.launch(grid(n)) }?;
+        Ok(())
+    })?;
+    if stream.clone_dtoh(&y)? != want {
+        return Err(format!("unfused Kadane at 2^{log2} differs from the CPU").into());
+    }
+    // Bytes of the fused ideal: 8 read + 8 written per element; a copy of 8n bytes moves that.
+    let copy = copy_ms(stream, 8 * n, reps)?;
+    Ok(Row {
+        op: "kadane i64 -> i64",
+        log2,
+        fused_ms,
+        unfused_ms,
+        copy_ms: copy,
+    })
+}
+
+fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Row> {
+    let n = 1usize << log2;
+    let mut rng = StdRng::seed_from_u64(0xa5 + log2 as u64);
+    let host: Vec<f32> = (0..n)
+        .map(|_| rng.gen_range(1..40_000) as f32 * 0.5)
+        .collect();
+    let x = stream.clone_htod(&host)?;
+    let mut y: CudaSlice<u64> = stream.alloc_zeros(n)?;
+    let mut fused = gpu.transform_scanner::<ArgMin>(ScanOptions::default())?;
+    fused.scanner().prepare(n as u64, stream)?;
+    let fused_ms = time(stream, reps, || {
+        fused.transform_scan_device(stream, &x, &mut y, ScanExtras::default())?;
+        Ok(())
+    })?;
+    let want = CpuScanner::<ArgMin>::new(ScanOptions::default()).transform_scan(host.as_slice())?;
+    if stream.clone_dtoh(&y)? != want {
+        return Err(format!("fused argmin at 2^{log2} differs from the CPU").into());
+    }
+    let module = gpu.context().load_module(compile_ptx(MAPS)?)?;
+    let (lift, project) = (
+        module.load_function("argmin_lift")?,
+        module.load_function("argmin_project")?,
+    );
+    let mut lifted: CudaSlice<MinAt> = stream.alloc_zeros(n)?;
+    let mut scanned: CudaSlice<MinAt> = stream.alloc_zeros(n)?;
+    let mut plain = gpu.scanner::<ArgMin>(ScanOptions::default())?;
+    plain.prepare(n as u64, stream)?;
+    let n64 = n as u64;
+    let unfused_ms = time(stream, reps, || {
+        let mut l = stream.launch_builder(&lift);
+        l.arg(&x).arg(&mut lifted).arg(&n64);
+        // SAFETY: the kernel's signature; buffers of n elements.
+        unsafe { l.launch(grid(n)) }?;
+        plain.scan_device(stream, &lifted, &mut scanned)?;
+        let mut p = stream.launch_builder(&project);
+        p.arg(&scanned).arg(&mut y).arg(&n64);
+        // SAFETY: as above.
+        unsafe { p.launch(grid(n)) }?;
+        Ok(())
+    })?;
+    if stream.clone_dtoh(&y)? != want {
+        return Err(format!("unfused argmin at 2^{log2} differs from the CPU").into());
+    }
+    // 4 bytes read + 8 written per element: a copy of 6n bytes moves as much.
+    let copy = copy_ms(stream, 6 * n, reps)?;
+    Ok(Row {
+        op: "argmin f32 -> u64",
+        log2,
+        fused_ms,
+        unfused_ms,
+        copy_ms: copy,
+    })
+}
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let log2s: Vec<u32> = match args.first() {
+        Some(list) => list
+            .split(',')
+            .map(|s| s.trim().parse())
+            .collect::<Result<_, _>>()?,
+        None => vec![20, 24, 28],
+    };
+    let reps: usize = match args.get(1) {
+        Some(r) => r.parse()?,
+        None => 20,
+    };
+    let gpu = match Gpu::new(0) {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            println!("fused_bench: no GPU here ({e}); nothing to measure");
+            return Ok(());
+        }
+    };
+    let stream = gpu.new_stream()?;
+    println!(
+        "fused against unfused on {} (results checked against the CPU)",
+        gpu.name()
+    );
+    println!("| op | n | fused us | unfused us | fused / copy | unfused / copy | speedup |");
+    println!("|---|---|---|---|---|---|---|");
+    for &log2 in &log2s {
+        kadane(&gpu, &stream, log2, reps)?.print();
+        argmin(&gpu, &stream, log2, reps)?.print();
+    }
+    println!(
+        "\nfraction = time of a device copy of the same bytes (inputs read + outputs written) / \
+         time of the pipeline; unfused = lift kernel + plain scan + project kernel."
+    );
+    Ok(())
+}
