@@ -240,7 +240,9 @@ impl TuningPolicy {
     ) -> TuningPolicy {
         let flat = TuningPolicy::for_target(sm, algorithm, elem_size);
         let mut policy = TuningPolicy {
-            min_blocks_per_sm: 1,
+            // Unrolled, a thread keeps all its tile's loads in flight at 128 registers (2 blocks
+            // per SM); a cap at 3 blocks keeps more tiles resident.
+            min_blocks_per_sm: 3,
             vector_bytes: 4,
             l2_prefetch_tiles: 0,
             ..TuningPolicy::new(256, flat.items_per_thread.min(32))
