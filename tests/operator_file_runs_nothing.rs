@@ -16,7 +16,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const OPS: &str = r#"
 //! An operator file with company.
@@ -156,19 +156,24 @@ impl Trap {
         ] {
             cmd.env(var, self.bin.join(tool));
         }
-        let mut child = cmd.spawn().expect("starting scangen");
-        let started = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if started.elapsed() > Duration::from_secs(60) {
-                let _ = child.kill();
+        let child = cmd.spawn().expect("starting scangen");
+        let pid = child.id();
+        // Drained while it runs: an output larger than a pipe's buffer (64 KiB; an emitted
+        // kernel can be) would otherwise block the child on its write and look like a hang.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(out) => out.unwrap(),
+            Err(_) => {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
                 panic!(
                     "scangen {args:?} did not finish in 60 s: did it open `mod evil;` or \
                      `include!(\"included.rs\")` (FIFOs) of the operator file?"
                 );
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
-        child.wait_with_output().unwrap()
     }
 
     /// Nothing left a mark, and the operator's directory holds only what the test put there

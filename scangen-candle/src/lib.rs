@@ -1,7 +1,7 @@
 //! Scans of [candle](https://github.com/huggingface/candle) tensors on scangen's kernels:
-//! [`cumsum`], [`cumprod`], [`cummax`], [`cummin`], [`logcumsumexp`], and [`scan`] with any
+//! `cumsum`, `cumprod`, `cummax`, `cummin`, `logcumsumexp`, and `scan` with any
 //! scangen operator (`#[scan_op]` or a built-in), along any dimension, inclusive or exclusive,
-//! forward or reverse ([`ScanOpts`]), for `u32`, `i64`, `f32`, `f64`, `f16` and `bf16`.
+//! forward or reverse (`ScanOpts`), for `u32`, `i64`, `f32`, `f64`, `f16` and `bf16`.
 //!
 //! candle's own `Tensor::cumsum` multiplies by an `n x n` triangular matrix: O(n²) time and
 //! memory along the scanned dimension (a 2^16-long dimension of `f32` already needs a 16 GiB
@@ -9,7 +9,8 @@
 //!
 //! # Features
 //!
-//! * `candle`: the tensor API, on candle's CPU device (scangen's CPU backend). Without it
+//! * `candle`: the tensor API (these functions; they are documented when it is on, as on
+//!   docs.rs), on candle's CPU device (scangen's CPU backend). Without it
 //!   (the default, so that the scangen workspace builds without candle) this crate only has
 //!   its operators ([`LogAddExpF32`], [`LogAddExpF64`]).
 //! * `cuda`: candle's CUDA device too (candle-core's `cuda` feature): the scan runs as scangen
