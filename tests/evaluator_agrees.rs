@@ -3,13 +3,17 @@
 //! its source file the way `scangen check --file` reads it, evaluated on random elements and
 //! compared with the Rust `combine` and `identity`. Integers and `bool`s bit for bit, floats
 //! bit for bit too (the evaluator computes with Rust's own float functions), NaNs of any
-//! payload equal.
+//! payload equal; `f16`/`bf16` bit for bit, NaN payloads included (the evaluator computes with
+//! the `half` crate, as the Rust does), on the operators of `operator_language/halves.rs`.
 
 #[path = "operator_language/ops.rs"]
 mod ops;
 
 #[path = "operator_language/examples.rs"]
 mod examples;
+
+#[path = "operator_language/halves.rs"]
+mod halves;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -18,6 +22,7 @@ use scangen::{ElementType, Leaf, PrimType, ScanOp};
 const SAMPLES: usize = 2000;
 
 const OPS_RS: &str = include_str!("operator_language/ops.rs");
+const HALVES_RS: &str = include_str!("operator_language/halves.rs");
 
 fn leaves(element: &ElementType) -> Vec<Leaf> {
     match element {
@@ -89,11 +94,20 @@ fn agrees_on<Op: ScanOp>(source: &str, pairs: &[(Op::Elem, Op::Elem)]) {
 }
 
 fn agrees_with_rust<Op: ScanOp>(sample: fn(&mut StdRng) -> Op::Elem, seed: u64) {
+    agrees_with_rust_in::<Op>(OPS_RS, sample, seed, SAMPLES);
+}
+
+fn agrees_with_rust_in<Op: ScanOp>(
+    source: &str,
+    sample: fn(&mut StdRng) -> Op::Elem,
+    seed: u64,
+    samples: usize,
+) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let pairs: Vec<_> = (0..SAMPLES)
+    let pairs: Vec<_> = (0..samples)
         .map(|_| (sample(&mut rng), sample(&mut rng)))
         .collect();
-    agrees_on::<Op>(OPS_RS, &pairs);
+    agrees_on::<Op>(source, &pairs);
 }
 
 /// On the law checker's samples (a third edge values: 0, MIN, MAX, NaN, infinities), without
@@ -134,6 +148,46 @@ fn operator_language_ops_agree_with_rust() {
     agrees_with_rust::<ops::bounds::Bound>(ops::bounds::sample, 4);
     agrees_with_rust::<ops::matrix::MatMul>(ops::matrix::sample, 5);
     agrees_with_rust::<ops::hash::Hash>(ops::hash::sample, 6);
+}
+
+/// `f16` and `bf16`: a struct of both (sums, `max`/`min`/`clamp` with NaNs, every operator,
+/// conversions, bits, constants, helpers) and plain 2-byte elements, on random elements
+/// with NaNs, infinities and subnormals, and on the law checker's samples.
+#[test]
+fn half_operators_agree_with_rust() {
+    agrees_with_rust_in::<halves::stats::HalfStats>(
+        HALVES_RS,
+        halves::stats::sample,
+        11,
+        20 * SAMPLES,
+    );
+    agrees_with_rust_in::<halves::sum16::Sum16>(HALVES_RS, halves::f16_sample, 12, SAMPLES);
+    agrees_with_rust_in::<halves::max_bf16::MaxB>(HALVES_RS, halves::bf16_sample, 13, SAMPLES);
+    agrees_on_edge_values::<halves::stats::HalfStats>(HALVES_RS);
+    agrees_on_edge_values::<halves::sum16::Sum16>(HALVES_RS);
+    agrees_on_edge_values::<halves::max_bf16::MaxB>(HALVES_RS);
+}
+
+/// The plain `f16` sum and `bf16` max with every one of the 65536 values as either operand
+/// (three partners each, through odd multipliers, which visit every value too): the evaluator
+/// rounds and orders as `half` does everywhere, not only where samples fall.
+#[test]
+fn half_elements_agree_on_every_value() {
+    fn all_bits<Op: ScanOp>(from_bits: fn(u16) -> Op::Elem) {
+        let pairs: Vec<_> = (0..=u16::MAX)
+            .flat_map(|a| {
+                [1u16, 0x3c01, 0x8003].map(|k| {
+                    (
+                        from_bits(a),
+                        from_bits(a.wrapping_mul(k).wrapping_add(0x1234)),
+                    )
+                })
+            })
+            .collect();
+        agrees_on::<Op>(HALVES_RS, &pairs);
+    }
+    all_bits::<halves::sum16::Sum16>(scangen::half::f16::from_bits);
+    all_bits::<halves::max_bf16::MaxB>(scangen::half::bf16::from_bits);
 }
 
 #[test]

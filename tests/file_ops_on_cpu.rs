@@ -1,7 +1,7 @@
 //! Operators from a file without a GPU: `scangen check --file` judges them on the CPU
 //! evaluator (lawful passes, unlawful fails), `scangen scan --file` scans `.npy` and raw
 //! files, and a domain sampler (`laws::Folds` of lifted inputs) clears Kadane, which every
-//! bit pattern of its fields does not.
+//! bit pattern of its fields does not. Operators on `f16`/`bf16` (`half`) check and scan too.
 
 use scangen::laws::{check, check_with, sampler::Rng, EvalLaws, Folds, LawConfig, LawEvaluator};
 use std::process::Command;
@@ -44,6 +44,39 @@ impl ScanOp for Avg {
     type Elem = f32;
     fn identity() -> f32 { 0.0 }
     fn combine(a: f32, b: f32) -> f32 { (a + b) * 0.5 }
+}
+"#;
+
+/// `f16`/`bf16` fields: sums that round after every combine, a `max` and a `min` that ignore
+/// NaNs; and a plain `f16` sum.
+const HALF_OPS: &str = r#"
+use scangen::half::{bf16, f16};
+use scangen::{scan_op, ScanElement, ScanOp};
+
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct Halves { pub sum: f16, pub hi: f16, pub lo: bf16, pub bsum: bf16 }
+
+pub struct HalfStats;
+#[scan_op]
+impl ScanOp for HalfStats {
+    type Elem = Halves;
+    fn identity() -> Halves {
+        Halves { sum: f16::ZERO, hi: f16::NEG_INFINITY, lo: bf16::INFINITY, bsum: bf16::from_bits(0) }
+    }
+    fn combine(a: Halves, b: Halves) -> Halves {
+        let mut bsum = a.bsum;
+        bsum += b.bsum;
+        Halves { sum: a.sum + b.sum, hi: a.hi.max(b.hi), lo: bf16::min(a.lo, b.lo), bsum }
+    }
+}
+
+pub struct Sum16;
+#[scan_op]
+impl ScanOp for Sum16 {
+    type Elem = f16;
+    fn identity() -> f16 { f16::from_f32(0.0) }
+    fn combine(a: f16, b: f16) -> f16 { a + b }
 }
 "#;
 
@@ -217,4 +250,159 @@ fn kadane_is_lawful_on_its_real_domain() {
     .unwrap();
     assert!(report.passed(), "{report}");
     assert!(report.to_string().contains("folds of up to 8"), "{report}");
+}
+
+/// A `.npy` (version 1) of `descr` and `n` elements from their bytes.
+fn npy(descr: &str, n: usize, data: &[u8]) -> Vec<u8> {
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    let mut dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': ({n},), }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    file.extend((dict.len() as u16).to_le_bytes());
+    file.extend(dict.as_bytes());
+    file.extend(data);
+    file
+}
+
+#[test]
+fn half_operators_check_and_scan_from_a_file() {
+    use scangen::half::{bf16, f16};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("half.rs"), HALF_OPS).unwrap();
+
+    let ok = scangen(
+        dir.path(),
+        &[
+            "check",
+            "--file",
+            "half.rs",
+            "--op",
+            "HalfStats",
+            "--cpu-only",
+        ],
+    );
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(out.contains("the operator IR"), "{out}");
+
+    // Raw elements: small steps (every running sum is a small integer, exact in both types),
+    // NaNs among the maxima and minima, which `max`/`min` skip.
+    let n = 1000;
+    let elems: Vec<[u16; 4]> = (0..n)
+        .map(|i| {
+            let step = ((i * 7) % 5) as f32 - 2.0;
+            let x = ((i * 37) % 101) as f32 - 50.0;
+            let (hi, lo) = if i % 13 == 0 {
+                (f16::NAN, bf16::NAN)
+            } else {
+                (f16::from_f32(x), bf16::from_f32(-x))
+            };
+            [
+                f16::from_f32(step).to_bits(),
+                hi.to_bits(),
+                lo.to_bits(),
+                bf16::from_f32(step).to_bits(),
+            ]
+        })
+        .collect();
+    let raw: Vec<u8> = elems
+        .iter()
+        .flatten()
+        .flat_map(|b| b.to_le_bytes())
+        .collect();
+    std::fs::write(dir.path().join("x.bin"), &raw).unwrap();
+    let run = scangen(
+        dir.path(),
+        &[
+            "scan",
+            "--file",
+            "half.rs",
+            "--op",
+            "HalfStats",
+            "--input",
+            "x.bin",
+            "-o",
+            "y.bin",
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let got = std::fs::read(dir.path().join("y.bin")).unwrap();
+    // The inclusive scan's first output is the first element (NaNs kept); each later one
+    // combines the previous output with the next element.
+    let unpack = |e: &[u16; 4]| {
+        (
+            f16::from_bits(e[0]),
+            f16::from_bits(e[1]),
+            bf16::from_bits(e[2]),
+            bf16::from_bits(e[3]),
+        )
+    };
+    let mut acc = unpack(&elems[0]);
+    let mut want: Vec<u8> = Vec::new();
+    for (i, e) in elems.iter().enumerate() {
+        if i > 0 {
+            let x = unpack(e);
+            acc = (acc.0 + x.0, acc.1.max(x.1), acc.2.min(x.2), acc.3 + x.3);
+        }
+        for bits in [
+            acc.0.to_bits(),
+            acc.1.to_bits(),
+            acc.2.to_bits(),
+            acc.3.to_bits(),
+        ] {
+            want.extend(bits.to_le_bytes());
+        }
+    }
+    assert_eq!(got.len(), want.len());
+    if let Some(i) = (0..n).find(|&i| got[8 * i..8 * i + 8] != want[8 * i..8 * i + 8]) {
+        panic!(
+            "element {i}: scanned {:02x?}, want {:02x?}",
+            &got[8 * i..8 * i + 8],
+            &want[8 * i..8 * i + 8]
+        );
+    }
+    assert!(!acc.1.is_nan() && !acc.2.is_nan() && acc.1.to_f32() == 50.0);
+
+    // A plain `f16` element from a `.npy` of float16, written back with its dtype.
+    let values: Vec<f16> = (0..300)
+        .map(|i| f16::from_f32(if i % 2 == 0 { 0.5 } else { 1.0 }))
+        .collect();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(dir.path().join("h.npy"), npy("'<f2'", 300, &data)).unwrap();
+    let run = scangen(
+        dir.path(),
+        &[
+            "scan", "--file", "half.rs", "--op", "Sum16", "--input", "h.npy", "-o", "s.npy",
+        ],
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let y = std::fs::read(dir.path().join("s.npy")).unwrap();
+    assert!(String::from_utf8_lossy(&y[..128]).contains("'<f2'"));
+    let got: Vec<f16> = y[y.len() - 600..]
+        .chunks(2)
+        .map(|c| f16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let want: Vec<f16> = values
+        .iter()
+        .scan(f16::ZERO, |s, v| {
+            *s += *v;
+            Some(*s)
+        })
+        .collect();
+    assert!(got == want, "f16 sums differ");
+    assert_eq!(want[299].to_f32(), 225.0);
 }

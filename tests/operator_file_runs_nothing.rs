@@ -16,7 +16,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const OPS: &str = r#"
 //! An operator file with company.
@@ -156,23 +156,38 @@ impl Trap {
         ] {
             cmd.env(var, self.bin.join(tool));
         }
-        let child = cmd.spawn().expect("starting scangen");
-        let pid = child.id();
-        // Drained while it runs: an output larger than a pipe's buffer (64 KiB; an emitted
-        // kernel can be) would otherwise block the child on its write and look like a hang.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        });
-        match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(out) => out.unwrap(),
-            Err(_) => {
-                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        let mut child = cmd.spawn().expect("starting scangen");
+        // Drain both pipes while waiting: a kernel is more than a pipe buffer (64 KiB), and a
+        // child blocked on a full pipe would look like one stuck on a FIFO.
+        let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+        let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
                 panic!(
                     "scangen {args:?} did not finish in 60 s: did it open `mod evil;` or \
                      `include!(\"included.rs\")` (FIFOs) of the operator file?"
                 );
             }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Output {
+            status,
+            stdout: stdout.join().unwrap(),
+            stderr: stderr.join().unwrap(),
         }
     }
 

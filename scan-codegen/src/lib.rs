@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+
 //! Code generation: an [`OpSpec`] + algorithm + mode + tuning policy -> one self-contained `.cu`.
 //!
 //! The kernel ABI (entry names, parameters, launch shapes, temporary storage) is documented in
@@ -29,6 +31,7 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// Every algorithm, in declaration order.
     pub const ALL: [Algorithm; 3] = [
         Algorithm::KoggeStone,
         Algorithm::Blelloch,
@@ -44,6 +47,7 @@ impl Algorithm {
         }
     }
 
+    /// Parses a name as [`Algorithm::name`] writes it; `None` for any other string.
     pub fn from_name(s: &str) -> Option<Algorithm> {
         Algorithm::ALL.into_iter().find(|a| a.name() == s)
     }
@@ -63,13 +67,17 @@ impl fmt::Display for Algorithm {
 /// Inclusive: `out[i] = in[0] ⊕ … ⊕ in[i]`. Exclusive: `out[i] = e ⊕ in[0] ⊕ … ⊕ in[i-1]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub enum ScanMode {
+    /// `out[i]` includes `in[i]`.
     Inclusive,
+    /// `out[i]` stops before `in[i]`; `out[0]` is the identity (or the initial value).
     Exclusive,
 }
 
 impl ScanMode {
+    /// Both modes, inclusive first.
     pub const ALL: [ScanMode; 2] = [ScanMode::Inclusive, ScanMode::Exclusive];
 
+    /// Lowercase name (`inclusive`, `exclusive`) used by the CLI and in snapshot names.
     pub fn name(self) -> &'static str {
         match self {
             ScanMode::Inclusive => "inclusive",

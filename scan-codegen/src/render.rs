@@ -6,14 +6,21 @@ use crate::{Algorithm, ScanMode, TuningPolicy};
 use scan_core::{ElementType, OpSpec};
 use std::sync::OnceLock;
 
+/// Why a kernel could not be generated; each variant carries the reason in words.
 #[derive(Debug, thiserror::Error)]
 pub enum CodegenError {
+    /// The tuning policy cannot build or launch for this algorithm and element (block size,
+    /// items per thread, shared memory over the static limit, ...).
     #[error("invalid tuning policy: {0}")]
     InvalidPolicy(String),
+    /// The [`OpSpec`] is malformed: an empty or multi-line name, operand names that are not
+    /// distinct C identifiers, ...
     #[error("invalid operator: {0}")]
     InvalidOp(String),
+    /// The algorithm cannot run the [`ScanVariant`] (segmented scans are single-pass only).
     #[error("unsupported scan variant: {0}")]
     InvalidVariant(String),
+    /// Tera failed to load or render the kernel templates (a bug in scangen, not in the input).
     #[error("template rendering failed: {0}")]
     Template(String),
 }
@@ -21,14 +28,20 @@ pub enum CodegenError {
 /// One rendered, self-contained CUDA source plus what the host needs to launch it.
 #[derive(Clone, Debug)]
 pub struct GeneratedScan {
+    /// The complete CUDA C++ source, ready for NVRTC (no includes needed).
     pub source: String,
+    /// The algorithm the source implements: which kernels it defines and how they launch.
     pub algorithm: Algorithm,
+    /// Inclusive or exclusive.
     pub mode: ScanMode,
+    /// The policy the source was built with, after generation's adjustments (the L2 prefetch
+    /// is turned off for column and strided-row scans): launch with its block size.
     pub policy: TuningPolicy,
     /// Direction and segment rule ([`ScanVariant::FLAT`] for a plain forward scan).
     pub variant: ScanVariant,
     /// Size of the element the scan reads and writes (the operator's element).
     pub elem_size: usize,
+    /// Alignment in bytes of the operator's element.
     pub elem_align: usize,
     /// Size of the element the block scan and the look-back combine: `elem_size`, or for a
     /// segmented scan the `(value, head)` pair ([`layout::segmented_size`]). Tile-state slots
@@ -118,8 +131,6 @@ impl GeneratedScan {
     }
 }
 
-/// `<op>__<type>__<algo>__<mode>`, e.g. `max__i32__single-pass__inclusive`: the name of a
-/// snapshot and of `scangen emit` output files.
 /// A generated source as its snapshot shows it: the Rust-semantics helpers, the same in every
 /// kernel and tested on their own, are cut out (between the markers the prelude writes), so a
 /// change there does not touch every snapshot.
@@ -135,6 +146,8 @@ pub fn snapshot_source(source: &str) -> String {
     )
 }
 
+/// `<op>__<type>__<algo>__<mode>`, e.g. `max__i32__single-pass__inclusive`: the name of a
+/// snapshot and of `scangen emit` output files.
 pub fn snapshot_name(
     op_name: &str,
     type_name: &str,

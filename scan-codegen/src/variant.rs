@@ -24,11 +24,14 @@ pub enum Direction {
 /// The integer width of segment offsets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum OffsetWidth {
+    /// The offsets array is `u32`s.
     U32,
+    /// The offsets array is `u64`s.
     U64,
 }
 
 impl OffsetWidth {
+    /// The offsets' element type (`u32` or `u64`).
     pub fn prim(self) -> PrimType {
         match self {
             OffsetWidth::U32 => PrimType::U32,
@@ -53,7 +56,10 @@ pub enum Segments {
     Offsets(OffsetWidth),
     /// `rows × cols` row-major, each row its own segment; `strided`: rows are `row_stride`
     /// elements apart (input and output alike) instead of `cols`.
-    Rows { strided: bool },
+    Rows {
+        /// Whether rows are `row_stride` elements apart rather than `cols` (contiguous).
+        strided: bool,
+    },
     /// `rows × cols` row-major, each column its own segment, scanned down the rows
     /// (`cumsum(dim=0)`); rows are `row_stride` elements apart. Columns are not lifted to
     /// `(value, head)` pairs: their own kernel shape keeps each column apart
@@ -62,6 +68,7 @@ pub enum Segments {
 }
 
 impl Segments {
+    /// Whether the scan restarts at segment starts: every rule but [`Segments::None`].
     pub fn is_segmented(self) -> bool {
         !matches!(self, Segments::None)
     }
@@ -96,7 +103,9 @@ impl Segments {
 /// A scan's shape: its direction and its segments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ScanVariant {
+    /// Forward (prefix) or reverse (suffix).
     pub direction: Direction,
+    /// Where segments start ([`Segments::None`]: one segment).
     pub segments: Segments,
 }
 
@@ -107,16 +116,19 @@ impl ScanVariant {
         segments: Segments::None,
     };
 
+    /// The same variant, run in reverse ([`Direction::Reverse`]).
     pub fn reverse(mut self) -> ScanVariant {
         self.direction = Direction::Reverse;
         self
     }
 
+    /// The same variant with the segment rule `segments`.
     pub fn segments(mut self, segments: Segments) -> ScanVariant {
         self.segments = segments;
         self
     }
 
+    /// Whether this is [`ScanVariant::FLAT`]: forward, unsegmented.
     pub fn is_flat(self) -> bool {
         self == ScanVariant::FLAT
     }

@@ -11,14 +11,25 @@ use crate::spec::{ElementType, OpSpec};
 use std::fmt;
 use std::marker::PhantomData;
 
+/// A built-in operator, chosen at run time (the CLI's `--op`); [`BuiltinOp::spec`] lowers it
+/// for one primitive type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BuiltinOp {
+    /// Sum: integers wrap; identity `0` (`-0.0` on floats, the exact identity).
     Add,
+    /// Product: integers wrap; identity `1`. Not defined on `f16`/`bf16`.
     Mul,
+    /// Minimum; a NaN operand is ignored, as Rust's `f32::min`. Identity: the type's largest
+    /// value (`+inf` on floats).
     Min,
+    /// Maximum; a NaN operand is ignored, as Rust's `f32::max`. Identity: the type's smallest
+    /// value (`-inf` on floats).
     Max,
+    /// Bitwise and, integers only; identity all ones.
     And,
+    /// Bitwise or, integers only; identity `0`.
     Or,
+    /// Bitwise xor, integers only; identity `0`.
     Xor,
 }
 
@@ -26,12 +37,16 @@ pub enum BuiltinOp {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("built-in op `{op}` is not defined on `{ty}`: {reason}")]
 pub struct UnsupportedBuiltin {
+    /// The operator asked for.
     pub op: BuiltinOp,
+    /// The element type it is not defined on.
     pub ty: PrimType,
+    /// Why, in words (ends the error message).
     pub reason: &'static str,
 }
 
 impl BuiltinOp {
+    /// Every built-in operator, in declaration order.
     pub const ALL: [BuiltinOp; 7] = [
         BuiltinOp::Add,
         BuiltinOp::Mul,
@@ -42,6 +57,7 @@ impl BuiltinOp {
         BuiltinOp::Xor,
     ];
 
+    /// The lowercase name (`"add"`, `"max"`): the CLI's `--op` value and the [`OpSpec`] name.
     pub fn name(self) -> &'static str {
         match self {
             BuiltinOp::Add => "add",
@@ -54,10 +70,12 @@ impl BuiltinOp {
         }
     }
 
+    /// Parses a name as [`BuiltinOp::name`] writes it; `None` for any other string.
     pub fn from_name(name: &str) -> Option<BuiltinOp> {
         BuiltinOp::ALL.into_iter().find(|o| o.name() == name)
     }
 
+    /// A one-line description of the semantics, for help and listings.
     pub fn description(self) -> &'static str {
         match self {
             BuiltinOp::Add => "sum (integers wrap; floats start from -0.0, the exact identity)",
@@ -271,6 +289,7 @@ macro_rules! typed_op {
         pub struct $name<T>(PhantomData<T>);
 
         impl<T> $name<T> {
+            /// The run-time [`BuiltinOp`] this type stands for.
             pub const OP: BuiltinOp = $which;
         }
     };

@@ -7,15 +7,25 @@ use std::fmt;
 /// `typedef int i32;` and friends, so generated code reads like the Rust it came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PrimType {
+    /// Rust's `i8`.
     I8,
+    /// Rust's `i16`.
     I16,
+    /// Rust's `i32`.
     I32,
+    /// Rust's `i64`.
     I64,
+    /// Rust's `u8`.
     U8,
+    /// Rust's `u16`.
     U16,
+    /// Rust's `u32`.
     U32,
+    /// Rust's `u64`.
     U64,
+    /// Rust's `f32` (IEEE binary32).
     F32,
+    /// Rust's `f64` (IEEE binary64).
     F64,
     /// IEEE binary16, Rust's `half::f16` (CUDA's `__half` layout).
     F16,
@@ -24,6 +34,7 @@ pub enum PrimType {
 }
 
 impl PrimType {
+    /// Every primitive: signed integers, unsigned integers, then floats, narrowest first.
     pub const ALL: [PrimType; 12] = [
         PrimType::I8,
         PrimType::I16,
@@ -62,6 +73,7 @@ impl PrimType {
         PrimType::ALL.into_iter().find(|p| p.name() == name)
     }
 
+    /// Size in bytes (1, 2, 4 or 8), which is also the alignment.
     pub fn size(self) -> usize {
         match self {
             PrimType::I8 | PrimType::U8 => 1,
@@ -71,6 +83,7 @@ impl PrimType {
         }
     }
 
+    /// Whether the type is a float (`f32`, `f64`, `f16` or `bf16`).
     pub fn is_float(self) -> bool {
         matches!(
             self,
@@ -84,6 +97,7 @@ impl PrimType {
         matches!(self, PrimType::F16 | PrimType::BF16)
     }
 
+    /// Whether the type is a signed integer (`i8` to `i64`).
     pub fn is_signed_int(self) -> bool {
         matches!(
             self,
@@ -91,6 +105,7 @@ impl PrimType {
         )
     }
 
+    /// Whether the type is an integer, signed or unsigned (every non-float).
     pub fn is_int(self) -> bool {
         !self.is_float()
     }
@@ -116,6 +131,7 @@ impl fmt::Display for PrimType {
 /// The type of an element struct's field.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FieldType {
+    /// A primitive.
     Prim(PrimType),
     /// Rust's `bool`: one byte, 0 or 1 (C++'s `bool` on every CUDA target).
     Bool,
@@ -126,6 +142,7 @@ pub enum FieldType {
 }
 
 impl FieldType {
+    /// Size in bytes, as Rust lays the field's type out.
     pub fn size(&self) -> usize {
         match self {
             FieldType::Prim(p) => p.size(),
@@ -179,7 +196,9 @@ impl fmt::Display for FieldType {
 /// One field of a `#[repr(C)]` element struct.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StructField {
+    /// The field's name, the same in Rust and in the generated C.
     pub name: String,
+    /// The field's type.
     pub ty: FieldType,
 }
 
@@ -191,7 +210,9 @@ pub struct Leaf {
     pub path: String,
     /// The primitive (`u8` for a `bool`).
     pub ty: PrimType,
+    /// Whether the leaf is a `bool` (so only 0 and 1 are valid bytes).
     pub is_bool: bool,
+    /// Byte offset from the start of the element.
     pub offset: usize,
 }
 
@@ -201,9 +222,13 @@ pub struct Leaf {
 /// that the C compiler agrees, so a layout mismatch is a compile error, never corrupt data.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StructDecl {
+    /// The struct's name, the same in Rust and in the generated C.
     pub name: String,
+    /// The fields, in declaration (and memory) order.
     pub fields: Vec<StructField>,
+    /// Size in bytes, trailing padding included.
     pub size: usize,
+    /// Alignment in bytes: the largest alignment of its fields.
     pub align: usize,
 }
 
@@ -325,6 +350,7 @@ fn repr_c_layout(fields: &[StructField]) -> (Vec<usize>, usize, usize) {
     note = "an element (or a struct nested in one) is a primitive or a `#[derive(ScanElement)] #[repr(C)]` struct"
 )]
 pub unsafe trait ScanElement: Copy + Send + Sync + fmt::Debug + PartialEq + 'static {
+    /// The description of `Self` that code generation declares the C type from.
     fn element_type() -> ElementType;
 }
 

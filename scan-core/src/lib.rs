@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+
 //! The operator model shared by every part of scangen.
 //!
 //! Every operator source (the built-ins in [`builtin`], `#[scan_op]` impls, `scangen emit --file`)

@@ -13,10 +13,13 @@ use crate::spec::OpSpec;
 /// Users write the impl with `#[scan_op]` on it, which lowers `combine` and `identity` to C and
 /// fills in [`ScanOp::device_op`]; the built-ins in [`crate::builtin`] implement it by hand.
 pub trait ScanOp: 'static {
+    /// The element type the operator combines.
     type Elem: ScanElement;
 
+    /// The identity element `e`: `combine(e, a) == a == combine(a, e)` for every `a`.
     fn identity() -> Self::Elem;
 
+    /// Combines two elements, `lhs` the earlier in sequence order and `rhs` the later.
     fn combine(lhs: Self::Elem, rhs: Self::Elem) -> Self::Elem;
 
     /// The operator lowered to C, for code generation.

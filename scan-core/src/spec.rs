@@ -5,7 +5,9 @@ use crate::element::{PrimType, StructDecl};
 /// The element type of an operator, as generated C sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ElementType {
+    /// A primitive: integer, `f32`/`f64` or a 2-byte float.
     Prim(PrimType),
+    /// A `#[repr(C)]` struct, declared in the generated code from this description.
     Struct(StructDecl),
 }
 
@@ -35,6 +37,7 @@ impl ElementType {
         }
     }
 
+    /// Alignment in bytes, as Rust lays the type out (a primitive's is its size).
     pub fn align(&self) -> usize {
         match self {
             ElementType::Prim(p) => p.size(),
@@ -56,11 +59,14 @@ impl ElementType {
 pub struct OpSpec {
     /// The operator's name (`max`, `AffineCompose`): used in comments and snapshot names.
     pub name: String,
+    /// The type of the scanned elements, and of both operands and the result of combine.
     pub element: ElementType,
     /// Name of the left operand in `combine_body` (the earlier element of the sequence).
     pub lhs: String,
     /// Name of the right operand in `combine_body` (the later element).
     pub rhs: String,
+    /// Body of `scan_combine(lhs, rhs)`: C++ statements ending in `return` of the combined value.
     pub combine_body: String,
+    /// Body of `scan_identity()`: C++ statements ending in `return` of the identity element.
     pub identity_body: String,
 }

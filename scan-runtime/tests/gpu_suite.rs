@@ -96,7 +96,7 @@ fn scan_out_of_place<Op: ScanOp>(
     input: &[Op::Elem],
 ) -> Result<Vec<Op::Elem>, String>
 where
-    Op::Elem: DeviceRepr,
+    Op::Elem: TestValue,
 {
     if input.is_empty() {
         return scanner.scan(input).map_err(|e| e.to_string());
@@ -123,7 +123,8 @@ where
         stream
             .synchronize()
             .map_err(|e| format!("synchronize: {e}"))?;
-        if after != input {
+        // TestValue::same: a NaN input compares unequal to itself with ==.
+        if first_mismatch(input, &after).is_err() {
             return Err("out-of-place scan modified its input".into());
         }
     }
@@ -305,10 +306,12 @@ fn run_half_op<Op: ScanOp>(
 }
 
 /// Uniform values in [-1, 1) (never zero) with a NaN every 97 elements, which min and max
-/// must ignore as Rust's do.
+/// must ignore as Rust's do. Never at index 0: there the scan's result is the element itself
+/// (NaN), while a reference folded from the identity gives min(+inf, NaN) = +inf; a NaN breaks
+/// the identity law of a NaN-ignoring min, so the two definitions only agree after a number.
 fn half_values<T: TestValue>(rng: &mut Rng, n: usize, nan: T) -> Vec<T> {
     let mut v: Vec<T> = (0..n).map(|_| T::random(rng, BuiltinOp::Max)).collect();
-    for i in (0..n).step_by(97) {
+    for i in (1..n).step_by(97) {
         v[i] = nan;
     }
     v

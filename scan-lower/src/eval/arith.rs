@@ -1,7 +1,10 @@
 //! Operators and `as` casts with the lowering's meaning (docs/operator-language.md): integers
 //! wrap, a zero divisor gives 0 and `MIN / -1` gives `MIN` (the GPU's `wrapping_div`), shift
 //! amounts are masked to the width, `>>` is arithmetic on signed types, floats are IEEE with
-//! Rust's `%` (fmod), casts are Rust's (float -> int saturates, NaN -> 0).
+//! Rust's `%` (fmod), casts are Rust's (float -> int saturates, NaN -> 0). `f16`/`bf16` use the
+//! `half` crate's operators: both operands to `f32`, one `f32` operation, rounded back to
+//! nearest with ties to even; comparisons are IEEE's; `-` flips the sign bit. They have no
+//! literals and no casts (the lowering refuses both).
 
 use super::error::{unsupported, EvalError};
 use super::value::{lit_f32, wrap, Value};
@@ -66,6 +69,8 @@ pub(crate) fn binary(op: BinOp, l: Value, r: Value, span: Span) -> Result<Value,
         },
         (F32(a), F32(b)) => float_op!(op, *a, *b, F32),
         (F64(a), F64(b)) => float_op!(op, *a, *b, F64),
+        (F16(a), F16(b)) => float_op!(op, *a, *b, F16),
+        (BF16(a), BF16(b)) => float_op!(op, *a, *b, BF16),
         (FloatLit(a, _), FloatLit(b, _)) => match float_op!(op, *a, *b, F64) {
             F64(v) => FloatLit(v, None),
             other => other,
@@ -177,6 +182,8 @@ pub(crate) fn unary(op: UnOp, v: Value, span: Span) -> Result<Value, EvalError> 
         (UnOp::Neg, Value::IntLit(a)) => Value::IntLit(-a),
         (UnOp::Neg, Value::F32(a)) => Value::F32(-a),
         (UnOp::Neg, Value::F64(a)) => Value::F64(-a),
+        (UnOp::Neg, Value::F16(a)) => Value::F16(-a),
+        (UnOp::Neg, Value::BF16(a)) => Value::BF16(-a),
         (UnOp::Neg, Value::FloatLit(a, d)) => {
             Value::FloatLit(-a, d.map(|d| format!("-{d}").into()))
         }
@@ -203,6 +210,10 @@ fn float_to_int(f: f64, to: PrimType) -> i128 {
 
 /// `v as to`.
 pub(crate) fn cast(v: Value, to: PrimType, span: Span) -> Result<Value, EvalError> {
+    // `half::f16` is a struct: rustc has no `as` to or from it (the lowering refuses both).
+    if to.is_half() {
+        return Err(unsupported(span, format!("`as {to}` of {}", v.kind())));
+    }
     let int = |x: i128| match to {
         PrimType::F32 => Value::F32(x as f32),
         PrimType::F64 => Value::F64(x as f64),
@@ -260,6 +271,42 @@ mod tests {
             get(binary(BinOp::Add, i(1), Value::IntLit(2), s()).unwrap()),
             3
         );
+    }
+
+    #[test]
+    fn half_arithmetic_rounds_through_f32_to_nearest_even() {
+        use scan_core::half::{bf16, f16};
+        let h = |v: f32| Value::F16(f16::from_f32(v));
+        let bits = |v: Value| match v {
+            Value::F16(x) => x.to_bits(),
+            Value::BF16(x) => x.to_bits(),
+            other => panic!("{other:?}"),
+        };
+        // 2048 + 1 and 2050 + 1 are ties in f16 (spacing 2): to the even neighbour.
+        let add = |a, b| bits(binary(BinOp::Add, h(a), h(b), s()).unwrap());
+        assert_eq!(add(2048.0, 1.0), f16::from_f32(2048.0).to_bits());
+        assert_eq!(add(2050.0, 1.0), f16::from_f32(2052.0).to_bits());
+        assert_eq!(add(65504.0, 16.0), f16::INFINITY.to_bits());
+        // bf16 keeps 8 bits of mantissa: 256 + 1 rounds back to 256.
+        let b = |v: f32| Value::BF16(bf16::from_f32(v));
+        let sum = binary(BinOp::Add, b(256.0), b(1.0), s()).unwrap();
+        assert_eq!(bits(sum), bf16::from_f32(256.0).to_bits());
+        // `-` flips the sign bit only (a NaN keeps its payload); comparisons are IEEE's.
+        let nan = Value::F16(f16::from_bits(0x7e01));
+        assert_eq!(bits(unary(UnOp::Neg, nan.clone(), s()).unwrap()), 0xfe01);
+        assert!(matches!(
+            binary(BinOp::Eq, nan.clone(), nan, s()).unwrap(),
+            Value::Bool(false)
+        ));
+        let z = Value::F16(f16::NEG_ZERO);
+        assert!(matches!(
+            binary(BinOp::Eq, z, h(0.0), s()).unwrap(),
+            Value::Bool(true)
+        ));
+        // Neither literals nor casts meet a 2-byte float.
+        assert!(binary(BinOp::Add, h(1.0), Value::FloatLit(1.0, None), s()).is_err());
+        assert!(cast(Value::F32(1.0), PrimType::F16, s()).is_err());
+        assert!(cast(h(1.0), PrimType::F32, s()).is_err());
     }
 
     #[test]

@@ -17,15 +17,6 @@ impl OpsFile {
     /// returned), then ready to run on elements as bytes.
     pub fn evaluator(&self, name: &str) -> Result<EvalOp, FileError> {
         let spec = self.op_spec(name)?;
-        // f16/bf16 arrived with the lowering after the evaluator: not evaluated yet (a typed
-        // refusal, never a guess at their rounding).
-        if spec.element.mentions_half() {
-            return Err(FileError::at(
-                1,
-                1,
-                format!("the CPU evaluator does not run operators with f16/bf16 fields yet ({name}); run it on the GPU or from Rust (the macro's CPU backend)"),
-            ));
-        }
         let (item, module) = self.op_item(name).expect("op_spec found it");
         let mut errors = Errors::new();
         let shape = crate::op::check_impl(item, &mut errors);

@@ -19,6 +19,9 @@ pub(crate) fn decode(ty: &Target, bytes: &[u8], offset: usize) -> Value {
                 PrimType::I64 => Value::Int(*p, raw as i64 as i128),
                 PrimType::F32 => Value::F32(f32::from_bits(raw as u32)),
                 PrimType::F64 => Value::F64(f64::from_bits(raw)),
+                PrimType::F16 | PrimType::BF16 => {
+                    Value::half_from_bits(*p, raw as u16).expect("a 2-byte float")
+                }
                 _ => Value::Int(*p, raw as i128),
             }
         }
@@ -63,6 +66,8 @@ pub(crate) fn encode(ty: &Target, v: &Value, out: &mut [u8], offset: usize) -> b
         (Target::Prim(p), Value::Int(q, x)) if p == q => put(*x as u64, p.size()),
         (Target::Prim(PrimType::F32), Value::F32(x)) => put(x.to_bits() as u64, 4),
         (Target::Prim(PrimType::F64), Value::F64(x)) => put(x.to_bits(), 8),
+        (Target::Prim(PrimType::F16), Value::F16(x)) => put(x.to_bits() as u64, 2),
+        (Target::Prim(PrimType::BF16), Value::BF16(x)) => put(x.to_bits() as u64, 2),
         (Target::Bool, Value::Bool(b)) => put(*b as u64, 1),
         (Target::Struct(d), Value::Struct(_, fs)) if fs.len() == d.fields.len() => d
             .fields

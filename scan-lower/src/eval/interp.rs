@@ -119,7 +119,8 @@ impl<'p> Interp<'p> {
                 let owner = self.prog.struct_name(owner, f.self_ty.as_deref(), span)?;
                 self.named_const(f, &format!("{owner}::{name}"), span)
             }
-            ExprKind::Const(p, c) => Ok(prim_const(*p, *c)),
+            ExprKind::Const(p, c) => prim_const(*p, *c)
+                .ok_or_else(|| unsupported(span, format!("the constant {c:?} of `{p}`")).into()),
             ExprKind::Field(base, name) => match self.eval(f, base)? {
                 Value::Struct(d, mut fs) => match d.field(name) {
                     Some(i) => Ok(fs.swap_remove(i)),
@@ -334,13 +335,14 @@ pub(crate) fn literal(l: &Lit) -> Value {
     }
 }
 
-fn prim_const(p: PrimType, c: Const) -> Value {
+/// An associated constant of a primitive (`None`: `c` is not one of `p`'s).
+fn prim_const(p: PrimType, c: Const) -> Option<Value> {
     let float = |v: f64| match p {
         PrimType::F32 => Value::F32(v as f32),
         _ => Value::F64(v),
     };
     let int = |v: i128| Value::Int(p, v);
-    match (c, p) {
+    Some(match (c, p) {
         (Const::Max, PrimType::F32) => Value::F32(f32::MAX),
         (Const::Min, PrimType::F32) => Value::F32(f32::MIN),
         (Const::Epsilon, PrimType::F32) => Value::F32(f32::EPSILON),
@@ -364,7 +366,7 @@ fn prim_const(p: PrimType, c: Const) -> Value {
         (Const::U32(v), _) => Value::Int(PrimType::U32, v as i128),
         (Const::I32(v), _) => Value::Int(PrimType::I32, v as i128),
         (Const::Float(v), _) => float(v),
-        // Refused before evaluation (OpsFile::evaluator): f16/bf16 operators are not evaluated.
-        (Const::HalfBits(bits), _) => Value::Int(PrimType::U16, i128::from(bits)),
-    }
+        // `f16::MAX`, `bf16::PI`: the `half` crate's bits, kept by the IR.
+        (Const::HalfBits(bits), _) => return Value::half_from_bits(p, bits),
+    })
 }

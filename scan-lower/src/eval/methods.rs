@@ -1,12 +1,14 @@
 //! The built-in methods (`methods::METHODS`), each computed by the Rust method of the same
 //! name on the concrete type, so the evaluator means exactly what Rust means. Where a release
 //! build would panic or wrap (`abs` of `MIN`, `clamp` with `lo > hi`), the GPU helper's formula
-//! is used instead (`rs_abs` wraps, `rs_clamp` compares).
+//! is used instead (`rs_abs` wraps, `rs_clamp` compares). The methods of `f16`/`bf16` are the
+//! `half` crate's.
 
 use super::error::{unsupported, EvalError};
 use super::value::{wrap, Target, Value};
-use crate::methods::{ArgTy, Method};
+use crate::methods::{ArgTy, Method, On};
 use proc_macro2::Span;
+use scan_core::half::{bf16, f16};
 use scan_core::PrimType;
 
 /// Runs `body` with `$x` the integer `$v` as the concrete Rust type `$T` of `$p`.
@@ -99,6 +101,43 @@ macro_rules! float_method {
             "tanh" => v(x.tanh()),
             "is_nan" => Some(Value::Bool(x.is_nan())),
             "is_finite" => Some(Value::Bool(x.is_finite())),
+            "is_infinite" => Some(Value::Bool(x.is_infinite())),
+            _ => None,
+        }
+    }};
+}
+
+/// A method of `half::f16`/`half::bf16` on `$x` of the type of `$ctor` (`F16`/`BF16`), with
+/// `$a` its arguments of the same type.
+macro_rules! half_method {
+    ($name:expr, $x:expr, $a:expr, $ctor:ident) => {{
+        let (x, a) = ($x, $a);
+        let arg = |k: usize| a.get(k).copied();
+        let v = |r| Some(Value::$ctor(r));
+        let b = |r: bool| Some(Value::Bool(r));
+        match $name {
+            // `half`'s own: a NaN operand gives the other one.
+            "min" => v(x.min(arg(0)?)),
+            "max" => v(x.max(arg(0)?)),
+            // `half`'s formula without its assertion (`lo <= hi`), as `rs_clamp`.
+            "clamp" => {
+                let (lo, hi) = (arg(0)?, arg(1)?);
+                v(if x < lo {
+                    lo
+                } else if x > hi {
+                    hi
+                } else {
+                    x
+                })
+            }
+            "is_nan" => b(x.is_nan()),
+            "is_finite" => b(x.is_finite()),
+            "is_infinite" => b(x.is_infinite()),
+            "is_sign_negative" => b(x.is_sign_negative()),
+            "is_sign_positive" => b(x.is_sign_positive()),
+            "to_f32" => Some(Value::F32(x.to_f32())),
+            "to_f64" => Some(Value::F64(x.to_f64())),
+            "to_bits" => Some(Value::Int(PrimType::U16, i128::from(x.to_bits()))),
             _ => None,
         }
     }};
@@ -128,6 +167,9 @@ pub(crate) fn call(
     ty: Option<PrimType>,
     span: Span,
 ) -> Result<Value, EvalError> {
+    if let On::HalfFrom(from) = method.on {
+        return half_from(method, from, recv, ty, span);
+    }
     let p = receiver_type(method, &recv, &args, ty);
     let recv = recv.coerce(&Target::Prim(p));
     let args: Vec<Value> = method
@@ -164,6 +206,64 @@ pub(crate) fn call(
             let fl: Vec<f64> = args.iter().filter_map(f).collect();
             let i = args.iter().find_map(Value::as_int).unwrap_or(0) as i32;
             f64_method(method.name, x, &fl, i).ok_or_else(bad)
+        }
+        Value::F16(x) => {
+            let hs: Vec<f16> = args
+                .iter()
+                .filter_map(|v| match v {
+                    Value::F16(h) => Some(*h),
+                    _ => None,
+                })
+                .collect();
+            (hs.len() == args.len())
+                .then(|| half_method!(method.name, x, &hs, F16))
+                .flatten()
+                .ok_or_else(bad)
+        }
+        Value::BF16(x) => {
+            let hs: Vec<bf16> = args
+                .iter()
+                .filter_map(|v| match v {
+                    Value::BF16(h) => Some(*h),
+                    _ => None,
+                })
+                .collect();
+            (hs.len() == args.len())
+                .then(|| half_method!(method.name, x, &hs, BF16))
+                .flatten()
+                .ok_or_else(bad)
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// `f16::from_f32(x)`, `bf16::from_bits(b)`: `ty` is the type built, `from` the argument's
+/// (an untyped literal argument takes it). `from_f32` rounds to nearest, ties to even, as
+/// `half` does.
+fn half_from(
+    method: &Method,
+    from: PrimType,
+    arg: Value,
+    ty: Option<PrimType>,
+    span: Span,
+) -> Result<Value, EvalError> {
+    let arg = arg.coerce(&Target::Prim(from));
+    let bad = || {
+        unsupported(
+            span,
+            format!(
+                "`{}::{}` of {}",
+                ty.map_or("?", PrimType::name),
+                method.name,
+                arg.kind()
+            ),
+        )
+    };
+    match (ty, method.name, &arg) {
+        (Some(PrimType::F16), "from_f32", Value::F32(x)) => Ok(Value::F16(f16::from_f32(*x))),
+        (Some(PrimType::BF16), "from_f32", Value::F32(x)) => Ok(Value::BF16(bf16::from_f32(*x))),
+        (Some(p @ (PrimType::F16 | PrimType::BF16)), "from_bits", Value::Int(PrimType::U16, b)) => {
+            Value::half_from_bits(p, *b as u16).ok_or_else(bad)
         }
         _ => Err(bad()),
     }

@@ -6,7 +6,8 @@
 //! shift amounts are masked, float operations round once each (no contraction), casts
 //! saturate, `f32::min`/`max` ignore a NaN. Float functions (`exp`, `sin`, `powf`, ...) are
 //! Rust's own, so they equal the Rust combine bit for bit and may differ from the GPU's by a
-//! few ulp. Untyped literals are typed where they meet a typed value, an annotation, a field,
+//! few ulp. `f16`/`bf16` values are `half`'s types, computed with `half`'s operators and
+//! methods (through `f32`, rounded back to nearest, ties to even), the Rust combine's own. Untyped literals are typed where they meet a typed value, an annotation, a field,
 //! a parameter or a return (rustc's inference, applied late).
 //!
 //! Files: `value.rs` (values, coercion), `arith.rs` (operators, casts), `methods.rs`

@@ -5,7 +5,9 @@
 //! two's-complement wrapping, what the lowering's `rs_add`/`rs_mul` and a release build do.
 //! Untyped literals stay untyped ([`Value::IntLit`], [`Value::FloatLit`]) until they meet a
 //! typed value, an annotation, a field, a parameter or a return: rustc's inference, done late.
+//! `f16`/`bf16` values are the `half` crate's own types, so their arithmetic is `half`'s.
 
+use scan_core::half::{bf16, f16};
 use scan_core::PrimType;
 use std::rc::Rc;
 
@@ -63,6 +65,11 @@ pub(crate) enum Value {
     Int(PrimType, i128),
     F32(f32),
     F64(f64),
+    /// `half::f16`: computed with `half`'s operators (through `f32`, rounded back to nearest,
+    /// ties to even), which is the lowering's meaning on the GPU too.
+    F16(f16),
+    /// `half::bf16`, likewise.
+    BF16(bf16),
     Bool(bool),
     /// An integer literal (or arithmetic on them, or a `for` variable) whose type its use
     /// decides.
@@ -96,6 +103,15 @@ pub(crate) fn lit_f32(v: f64, digits: &Option<Rc<str>>) -> f32 {
 }
 
 impl Value {
+    /// The 2-byte float of type `p` with the bits `bits` (`None`: `p` is not `f16`/`bf16`).
+    pub fn half_from_bits(p: PrimType, bits: u16) -> Option<Value> {
+        match p {
+            PrimType::F16 => Some(Value::F16(f16::from_bits(bits))),
+            PrimType::BF16 => Some(Value::BF16(bf16::from_bits(bits))),
+            _ => None,
+        }
+    }
+
     /// The value typed as `target`: literals take the type, aggregates coerce their parts,
     /// typed values are returned as they are.
     pub fn coerce(self, target: &Target) -> Value {
@@ -129,6 +145,8 @@ impl Value {
             Value::Int(p, _) => Some(*p),
             Value::F32(_) => Some(PrimType::F32),
             Value::F64(_) => Some(PrimType::F64),
+            Value::F16(_) => Some(PrimType::F16),
+            Value::BF16(_) => Some(PrimType::BF16),
             _ => None,
         }
     }
@@ -147,6 +165,8 @@ impl Value {
             Value::Int(p, _) => p.name().to_string(),
             Value::F32(_) => "f32".into(),
             Value::F64(_) => "f64".into(),
+            Value::F16(_) => "f16".into(),
+            Value::BF16(_) => "bf16".into(),
             Value::Bool(_) => "bool".into(),
             Value::IntLit(_) => "an integer literal".into(),
             Value::FloatLit(..) => "a float literal".into(),

@@ -165,6 +165,8 @@ fn describe(element: &ElementType, bytes: &[u8]) -> String {
             I64 => (raw as i64).to_string(),
             F32 => format!("{:?}", f32::from_bits(raw as u32)),
             F64 => format!("{:?}", f64::from_bits(raw)),
+            F16 => format!("{:?}", scan_core::half::f16::from_bits(raw as u16)),
+            BF16 => format!("{:?}", scan_core::half::bf16::from_bits(raw as u16)),
             _ => raw.to_string(),
         }
     };

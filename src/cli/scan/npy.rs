@@ -25,7 +25,12 @@ impl NpyHeader {
 }
 
 /// NumPy's type string of a primitive (`'<i4'`).
+/// NumPy has no bfloat16: a bf16 is two opaque bytes (`'|V2'`), so a bf16 operator never
+/// takes a float16 file for its own type, nor writes one.
 pub fn typestr(p: PrimType) -> String {
+    if p == PrimType::BF16 {
+        return "'|V2'".into();
+    }
     let kind = if p.is_float() {
         'f'
     } else if p.is_signed_int() {
