@@ -9,7 +9,9 @@ use syn::spanned::Spanned;
 /// nested struct or a `const` array length is involved) and `emit --file` resolves in the file.
 #[derive(Clone)]
 pub enum FieldShape {
+    /// A primitive number type.
     Prim(PrimType),
+    /// `bool`.
     Bool,
     /// `[T; LEN]`, the length as written.
     Array(Box<FieldShape>, syn::Expr),
@@ -70,6 +72,7 @@ impl FieldShape {
 /// A validated element struct.
 #[derive(Clone, Debug)]
 pub struct ElementStruct {
+    /// The struct's Rust name, with its span.
     pub ident: syn::Ident,
     /// Each field with its C++ name (`int` -> `int_`) and its type as written.
     pub fields: Vec<(syn::Ident, String, FieldShape)>,

@@ -6,11 +6,14 @@ use std::fmt;
 /// One mistake in the user's operator, at the span that caused it.
 #[derive(Clone, Debug)]
 pub struct Error {
+    /// Where the mistake is: what the compiler underlines, or what `line_column` reports.
     pub span: Span,
+    /// What is wrong and, where there is one, what to write instead.
     pub message: String,
 }
 
 impl Error {
+    /// The error `message` at `span`.
     pub fn new(span: Span, message: impl Into<String>) -> Error {
         Error {
             span,
@@ -46,18 +49,22 @@ pub struct Errors {
 }
 
 impl Errors {
+    /// No errors yet.
     pub fn new() -> Errors {
         Errors::default()
     }
 
+    /// Records the error `message` at `span`.
     pub fn push(&mut self, span: Span, message: impl Into<String>) {
         self.errors.push(Error::new(span, message));
     }
 
+    /// Records `error`.
     pub fn push_error(&mut self, error: Error) {
         self.errors.push(error);
     }
 
+    /// Records every error of `other`, after those already here.
     pub fn extend(&mut self, other: Errors) {
         self.errors.extend(other.errors);
     }
@@ -67,14 +74,17 @@ impl Errors {
         self.errors.truncate(len);
     }
 
+    /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
         self.errors.is_empty()
     }
 
+    /// Number of errors recorded.
     pub fn len(&self) -> usize {
         self.errors.len()
     }
 
+    /// The errors, in the order they were recorded.
     pub fn iter(&self) -> impl Iterator<Item = &Error> {
         self.errors.iter()
     }

@@ -9,8 +9,11 @@ use std::fmt;
 /// One problem in an ops file, at a 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileDiagnostic {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column.
     pub column: usize,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -18,6 +21,7 @@ pub struct FileDiagnostic {
 /// `line:column: message` per line; prefix the file name for `path:line:column: message`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileError {
+    /// Every problem found, each at its position.
     pub diagnostics: Vec<FileDiagnostic>,
 }
 
@@ -195,7 +199,7 @@ impl OpsFile {
         self.structs.iter().map(|s| s.ident.to_string()).collect()
     }
 
-    /// The element type `name` (a primitive or a derived struct of this file).
+    /// The element type `ty` names (a primitive or a derived struct of this file).
     pub fn element_type(&self, ty: &syn::Type) -> Result<ElementType, FileError> {
         if let Some(p) = prim_of_type(ty) {
             return Ok(ElementType::Prim(p));

@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+
 //! Rust source -> scangen operator IR ([`scan_core::OpSpec`]).
 //!
 //! Shared by the `#[scan_op]`/`#[derive(ScanElement)]` macros and `scangen emit --file`.
@@ -7,6 +9,59 @@
 //!
 //! The emitted C++ calls the helpers of `scan-core/templates/rust_semantics.cu.tera` (`rs_add`,
 //! `rs_max`, `rs_cast<T>`, ...), which give the Rust meaning of a release build.
+//!
+//! Most users never call this crate: `#[scan_op]` runs it at compile time. It is what
+//! `scangen emit --file` uses to take operators from a source file, as here; the same file's
+//! operators also run on the CPU without rustc ([`OpsFile::evaluator`], [`EvalOp`]):
+//!
+//! ```
+//! use scan_lower::parse_ops_file;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let file = parse_ops_file(
+//!     r#"
+//!     #[derive(Clone, Copy, ScanElement)]
+//!     #[repr(C)]
+//!     pub struct Range { pub lo: i32, pub hi: i32 }
+//!
+//!     pub struct Span;
+//!
+//!     #[scan_op]
+//!     impl ScanOp for Span {
+//!         type Elem = Range;
+//!         fn identity() -> Range { Range { lo: i32::MAX, hi: i32::MIN } }
+//!         fn combine(l: Range, r: Range) -> Range {
+//!             Range { lo: l.lo.min(r.lo), hi: l.hi.max(r.hi) }
+//!         }
+//!     }
+//!     "#,
+//! )?;
+//! assert_eq!(file.op_names(), ["Span"]);
+//!
+//! // The operator model code generation takes: the element's layout and C++ bodies.
+//! let spec = file.op_spec("Span")?;
+//! assert_eq!(spec.element.size(), 8);
+//! println!("{}", spec.combine_body);
+//!
+//! // The same operator evaluated on the CPU, on elements as the bytes of their layout.
+//! let op = file.evaluator("Span")?;
+//! let range = |lo: i32, hi: i32| [lo.to_ne_bytes(), hi.to_ne_bytes()].concat();
+//! assert_eq!(op.combine(&range(1, 5), &range(-2, 3))?, range(-2, 5));
+//!
+//! // Mistakes are collected, each at its line and column, not reported one at a time.
+//! let bad = parse_ops_file(
+//!     "pub struct Bad;\n\
+//!      #[scan_op]\n\
+//!      impl ScanOp for Bad {\n\
+//!          type Elem = u128;\n\
+//!          fn identity() -> u128 { 0 }\n\
+//!      }\n",
+//! )?;
+//! let errors = bad.op_spec("Bad").unwrap_err();
+//! assert!(errors.diagnostics.len() >= 2, "{errors}");
+//! # Ok(())
+//! # }
+//! ```
 
 mod debug;
 mod element;

@@ -43,15 +43,21 @@ pub struct LoweredOp {
     pub name: String,
     /// `type Elem = ...;` as written.
     pub elem_ty: syn::Type,
+    /// The element type as the lowering resolved it: a primitive, or a struct by name.
     pub elem: ElemRef,
     /// C++ names of combine's parameters (the earlier and the later element).
     pub lhs: String,
+    /// See `lhs`.
     pub rhs: String,
+    /// `combine`'s body as C++ statements ([`OpSpec::combine_body`]).
     pub combine_body: String,
+    /// `identity`'s body as C++ statements ([`OpSpec::identity_body`]).
     pub identity_body: String,
 }
 
 impl LoweredOp {
+    /// The operator model of this operator, once its element type is resolved to `element`
+    /// (a primitive, or the struct's layout).
     pub fn to_op_spec(&self, element: ElementType) -> OpSpec {
         OpSpec {
             name: self.name.clone(),
@@ -68,14 +74,19 @@ impl LoweredOp {
 /// emit stubs for broken items, so the user sees only the real errors, not rustc's follow-ups.
 #[derive(Clone, Default)]
 pub struct ImplShape {
+    /// The operator's name (the self type's last path segment), when the impl names one.
     pub name: Option<String>,
+    /// `type Elem = ...;` as written, when present.
     pub elem_ty: Option<syn::Type>,
+    /// Whether `fn identity` is present (well-formed or not).
     pub has_identity: bool,
+    /// Whether `fn combine` is present (well-formed or not).
     pub has_combine: bool,
     /// identity exists but its signature is wrong (the macro replaces it by a stub).
     pub bad_identity: bool,
     /// combine exists but its signature is wrong.
     pub bad_combine: bool,
+    /// The impl defines `device_op`, which `#[scan_op]` generates itself (an error).
     pub has_device_op: bool,
     /// `type Elem` names a Rust primitive the GPU does not have (`u128`, `usize`).
     pub elem_unsupported: bool,

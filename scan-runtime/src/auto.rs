@@ -73,7 +73,10 @@ impl<Op: ScanOp> Scan<Op::Elem> for CpuScanner<Op> {
 /// A scanner on whichever backend [`auto`] found.
 #[derive(Debug)]
 pub enum AnyScanner<Op: ScanOp> {
+    /// Device 0, with its driver and NVRTC.
     Gpu(Scanner<Op>),
+    /// The CPU backend: no usable GPU (the reason is in its `backend_name`), or
+    /// `SCANGEN_BACKEND=cpu`.
     Cpu(CpuScanner<Op>),
 }
 
@@ -81,14 +84,18 @@ impl<Op: ScanOp> AnyScanner<Op>
 where
     Op::Elem: DeviceRepr,
 {
+    /// Whether the scans run on the GPU.
     pub fn is_gpu(&self) -> bool {
         matches!(self, AnyScanner::Gpu(_))
     }
 
+    /// Scans `input` into a new vector (on the GPU: through a device copy, waiting for it).
     pub fn scan(&mut self, input: &[Op::Elem]) -> Result<Vec<Op::Elem>, ScanError> {
         Scan::scan(self, input)
     }
 
+    /// Scans `input` into `output`, which must have its length (else
+    /// [`ScanError::LengthMismatch`], before anything runs).
     pub fn scan_into(
         &mut self,
         input: &[Op::Elem],
@@ -97,6 +104,7 @@ where
         Scan::scan_into(self, input, output)
     }
 
+    /// Scans `data` in place.
     pub fn scan_in_place(&mut self, data: &mut [Op::Elem]) -> Result<(), ScanError> {
         Scan::scan_in_place(self, data)
     }

@@ -38,28 +38,49 @@ pub fn key_hex(key: &CacheKey) -> String {
 pub struct Entry<'a> {
     /// The compiler that built the payload, as the writer recorded it.
     pub identity: &'a str,
+    /// The compiled kernel image (CUBIN or PTX), checked against the entry's sha256.
     pub payload: &'a [u8],
 }
 
 /// Why bytes are not an intact entry for the key asked for.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EntryError {
+    /// Fewer bytes than a header ([`HEADER_LEN`]).
     #[error("truncated header ({len} of {HEADER_LEN} bytes)")]
-    TruncatedHeader { len: usize },
+    TruncatedHeader {
+        /// The number of bytes there are.
+        len: usize,
+    },
+    /// The bytes do not start with the magic `SCANGENK`.
     #[error("not a scangen cache file (bad magic)")]
     BadMagic,
+    /// The entry has another layout than [`FORMAT_VERSION`].
     #[error("format version {found}, expected {FORMAT_VERSION}")]
-    Version { found: u32 },
+    Version {
+        /// The version the entry declares.
+        found: u32,
+    },
+    /// The entry was written for another key (a file renamed or copied over this one).
     #[error("entry belongs to key {}", key_hex(.stored))]
-    ForeignKey { stored: CacheKey },
+    ForeignKey {
+        /// The key recorded in the entry.
+        stored: CacheKey,
+    },
+    /// The bytes after the header are not exactly the identity and payload the header
+    /// announces (truncated, or with trailing bytes).
     #[error("{actual} bytes follow the header, which announces {identity} (identity) + {payload} (payload)")]
     Length {
+        /// Bytes after the header.
         actual: usize,
+        /// The identity length the header announces.
         identity: u32,
+        /// The payload length the header announces.
         payload: u64,
     },
+    /// The identity and payload do not match the header's sha256: the entry is damaged.
     #[error("checksum mismatch")]
     Checksum,
+    /// The compiler identity is not valid UTF-8.
     #[error("the compiler identity is not UTF-8")]
     Identity,
 }

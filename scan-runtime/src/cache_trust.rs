@@ -50,19 +50,37 @@ impl CacheTrust {
 /// Who owns a directory or file, and its permission bits, as `stat` reports them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ownership {
+    /// The owner's user id.
     pub uid: u32,
+    /// `st_mode`: the permission bits (and the file type bits, which [`judge`] ignores).
     pub mode: u32,
 }
 
 /// Why a directory or entry is not trusted.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Untrusted {
+    /// Owned by another user than the current one and root.
     #[error("it is owned by uid {owner}, not by you (uid {me})")]
-    NotOwned { owner: u32, me: u32 },
+    NotOwned {
+        /// The owner's user id.
+        owner: u32,
+        /// The current (effective) user id.
+        me: u32,
+    },
+    /// The group or other users can write it.
     #[error("{who} can write it (mode {mode:04o})")]
-    Writable { who: &'static str, mode: u32 },
+    Writable {
+        /// Who can write it: `"your group"`, `"every user"` or both.
+        who: &'static str,
+        /// Its permission bits (`mode & 0o7777`).
+        mode: u32,
+    },
+    /// An entry that is a symbolic link, which is never followed (its target could be anyone's
+    /// file).
     #[error("it is a symbolic link")]
     Symlink,
+    /// An entry that is not a regular file (a directory, a FIFO, a device).
+
     #[error("it is not a regular file")]
     NotRegular,
 }

@@ -12,89 +12,152 @@ use scan_codegen::CodegenError;
 pub enum ScanError {
     /// `libcuda.so` could not be loaded: no NVIDIA driver on this machine.
     #[error("no CUDA driver: {detail}")]
-    NoDriver { detail: String },
+    NoDriver {
+        /// What failed to load, and what to install.
+        detail: String,
+    },
 
     /// The driver loaded but there is no device with this ordinal.
     #[error("no CUDA device with ordinal {ordinal} ({count} device(s) found)")]
-    NoDevice { ordinal: usize, count: usize },
+    NoDevice {
+        /// The ordinal asked for (`Gpu::new(ordinal)`).
+        ordinal: usize,
+        /// How many devices the driver reports (0 when it reports none at all).
+        count: usize,
+    },
 
     /// `libnvrtc.so` could not be loaded, so kernels cannot be compiled.
     #[error("no NVRTC: {detail}")]
-    NoNvrtc { detail: String },
+    NoNvrtc {
+        /// What failed to load, and where NVRTC is looked for.
+        detail: String,
+    },
 
     /// A device allocation failed for lack of memory.
     #[error("out of device memory allocating {bytes} bytes for {what}")]
-    OutOfMemory { bytes: u64, what: &'static str },
+    OutOfMemory {
+        /// The size of the allocation that failed, in bytes.
+        bytes: u64,
+        /// What the allocation was for (the output, the scratch, the device copy of the data).
+        what: &'static str,
+    },
 
     /// The operator's declared element type and the Rust type differ in size: the
     /// `ScanElement` impl is wrong, and kernels would read garbage.
     #[error("element layout mismatch: the operator declares {declared}-byte elements, the Rust type is {actual} bytes")]
-    ElementLayout { declared: usize, actual: usize },
+    ElementLayout {
+        /// The element size in bytes the operator's `OpSpec` declares (what kernels use).
+        declared: usize,
+        /// `size_of::<Op::Elem>()`.
+        actual: usize,
+    },
 
     /// A stream or buffer from another device's context was passed to a scanner.
     #[error("the stream belongs to device {stream}, the scanner to device {scanner}")]
-    WrongDevice { scanner: usize, stream: usize },
+    WrongDevice {
+        /// The ordinal of the scanner's device.
+        scanner: usize,
+        /// The ordinal of the device the stream (or buffer) belongs to.
+        stream: usize,
+    },
 
     /// Input and output of a scan have different lengths (checked before any launch).
     #[error("length mismatch: input has {input} elements, output has {output}")]
-    LengthMismatch { input: u64, output: u64 },
+    LengthMismatch {
+        /// Elements in the input.
+        input: u64,
+        /// Elements in the output.
+        output: u64,
+    },
 
     /// An initial-value or total buffer of a scan has no element (checked before any launch).
     #[error("the scan's {what} buffer is empty; it needs one element")]
-    EmptyExtra { what: &'static str },
+    EmptyExtra {
+        /// Which buffer: `"init"` or `"total"`.
+        what: &'static str,
+    },
 
     /// The segment data of a scan does not have one entry per element (flags, keys).
     #[error("the scan has {n} elements but its {what} buffer has {len}; give one per element")]
     SegmentLength {
+        /// Which segment buffer: `"flags"` or `"keys"`.
         what: &'static str,
+        /// Entries in that buffer.
         len: u64,
+        /// Elements in the scan.
         n: u64,
     },
 
     /// CSR offsets that are empty, decrease, or exceed the element count.
     #[error("segment offsets must be ascending and at most n = {n}, with at least one entry; offsets[{index}] = {value} (previous {previous})")]
     BadOffsets {
+        /// The index of the first bad offset.
         index: usize,
+        /// The bad offset itself.
         value: u64,
+        /// The offset before it (0 for the first).
         previous: u64,
+        /// Elements in the scan: the largest valid offset.
         n: u64,
     },
 
     /// The total buffer of a column scan holds fewer values than the matrix has columns (it
     /// receives each column's total).
     #[error("a column scan writes one total per column: the total buffer has {len} elements for {cols} columns")]
-    ColumnTotals { len: u64, cols: u64 },
+    ColumnTotals {
+        /// Elements in the total buffer.
+        len: u64,
+        /// Columns in the matrix: the fewest elements the total buffer may have.
+        cols: u64,
+    },
 
     /// A rows shape that does not describe the buffers.
     #[error("rows: {why}")]
-    BadRows { why: String },
+    BadRows {
+        /// What is wrong: an empty row, overlapping rows, an overflow, or rows that reach past
+        /// the end of the buffers.
+        why: String,
+    },
 
     /// The segment data given to a scan is for another rule than the one the scanner was
     /// built for (`ScanOptions::segmented`), which is compiled into its kernel.
     #[error("this scanner was built for {scanner} segments but was given {given}; build it with ScanOptions::segmented({given_rule})")]
     SegmentsMismatch {
+        /// The rule the scanner was built for, as displayed.
         scanner: String,
+        /// The rule of the segment data given, as displayed.
         given: String,
+        /// The given rule in Rust syntax (`Flags`, `Keys(U32)`, ...), to build a scanner with.
         given_rule: String,
     },
 
     /// The launch plan needs a grid larger than CUDA allows (2^31-1 blocks in x).
     #[error("input of {n} elements needs a grid of {blocks} blocks, more than the {max_blocks} CUDA allows; use a larger tile")]
     TooLarge {
+        /// Elements in the input.
         n: u64,
+        /// Blocks the plan would need.
         blocks: u64,
+        /// The most blocks a grid may have.
         max_blocks: u64,
     },
 
     /// NVRTC rejected the generated source. `annotated` shows the log with the source lines
     /// around each reported location.
     #[error("NVRTC compilation failed:\n{annotated}")]
-    Compile { log: String, annotated: String },
+    Compile {
+        /// NVRTC's log, as it came.
+        log: String,
+        /// The log with the generated source lines around each location it reports.
+        annotated: String,
+    },
 
     /// An NVRTC call other than the compilation itself failed.
     #[error("NVRTC failed while {step}: {source}")]
     Nvrtc {
+        /// What the runtime was doing ("creating the program", "reading the PTX", ...).
         step: &'static str,
+        /// NVRTC's error.
         #[source]
         source: NvrtcError,
     },
@@ -102,7 +165,9 @@ pub enum ScanError {
     /// Launching a kernel failed.
     #[error("launching kernel `{kernel}` failed: {source}")]
     Launch {
+        /// The name of the kernel that failed to launch.
         kernel: &'static str,
+        /// The driver's error.
         #[source]
         source: DriverError,
     },
@@ -110,7 +175,9 @@ pub enum ScanError {
     /// Another CUDA driver call failed.
     #[error("CUDA driver call failed while {step}: {source}")]
     Driver {
+        /// What the runtime was doing when the call failed.
         step: &'static str,
+        /// The driver's error.
         #[source]
         source: DriverError,
     },
@@ -118,12 +185,21 @@ pub enum ScanError {
     /// A scan inside a CUDA graph capture would have to load a module or allocate scratch,
     /// which a capture forbids. Nothing was launched and the capture is intact.
     #[error("a scan of {n} elements cannot be captured into a CUDA graph yet: it needs {needs}, which is not allowed while the stream is capturing; call Scanner::prepare({n}, &stream) before beginning the capture")]
-    NotPreparedForCapture { n: u64, needs: String },
+    NotPreparedForCapture {
+        /// Elements in the scan.
+        n: u64,
+        /// What the scan would have had to do (the kernel variants to load, the scratch to
+        /// allocate).
+        needs: String,
+    },
 
     /// The stream's capture is invalidated, so nothing was launched into it; `why` says when
     /// and what to do.
     #[error("the CUDA graph capture of the stream was invalidated {why}")]
-    CaptureInvalidated { why: &'static str },
+    CaptureInvalidated {
+        /// When the capture was invalidated and what to do about it.
+        why: &'static str,
+    },
 
     /// A scan inside a capture whose scanner last ran on another stream: ordering after that
     /// work would make the capture wait on work outside it, which CUDA forbids. Nothing was
@@ -146,8 +222,6 @@ impl ScanError {
         )
     }
 
-    /// [`ScanError::LengthMismatch`] unless the input and output lengths agree; every backend
-    /// checks this before touching either buffer.
     /// [`ScanError::SegmentsMismatch`] unless a scanner built for `built` runs data for `given`.
     pub(crate) fn check_rule(
         built: scan_codegen::Segments,
@@ -215,6 +289,8 @@ impl ScanError {
         Ok(n)
     }
 
+    /// [`ScanError::LengthMismatch`] unless the input and output lengths agree; every backend
+    /// checks this before touching either buffer.
     pub(crate) fn check_lengths(input: usize, output: usize) -> Result<(), ScanError> {
         if input != output {
             return Err(ScanError::LengthMismatch {

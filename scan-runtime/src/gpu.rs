@@ -146,6 +146,7 @@ impl Gpu {
         self.inner.sm_count
     }
 
+    /// The device's ordinal, as passed to [`Gpu::new`].
     pub fn ordinal(&self) -> usize {
         self.inner.ctx.ordinal()
     }

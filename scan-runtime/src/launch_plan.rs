@@ -22,13 +22,19 @@ pub enum Buffer {
 /// A kernel entry of the ABI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
+    /// `scangen_single_pass`: the whole scan in one launch (decoupled look-back).
     SinglePass,
+    /// `scangen_reduce_tiles`: one total per tile, into the next hierarchy level.
     ReduceTiles,
+    /// `scangen_scan_tiles`: the final pass, scanning each tile of the input in the user's
+    /// mode, seeded with its tile prefix.
     ScanTiles,
+    /// `scangen_scan_spine`: an exclusive scan of a level of tile totals, in place.
     ScanSpine,
 }
 
 impl Kernel {
+    /// The kernel's entry-point name in the generated module.
     pub fn name(self) -> &'static str {
         match self {
             Kernel::SinglePass => crate::abi::SINGLE_PASS_KERNEL,
@@ -43,19 +49,26 @@ impl Kernel {
 /// the tile state and its slot count are appended by the launcher and `prefixes` is `None`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Launch {
+    /// The kernel launched.
     pub kernel: Kernel,
+    /// The buffer it reads.
     pub input: Buffer,
+    /// The buffer it writes (the input itself for the spine scans).
     pub output: Buffer,
+    /// Elements of `input` the launch covers.
     pub n: u64,
     /// Tile prefixes (`scan_tiles`, `scan_spine`); `None` is passed as NULL (identity seeds).
     pub prefixes: Option<Buffer>,
+    /// Blocks in the grid: `ceil(n / tile)`, at most [`MAX_GRID_BLOCKS`].
     pub grid: u32,
 }
 
 /// Every launch of one scan, in stream order, and the temporary storage they need.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LaunchPlan {
+    /// The launches, in stream order (empty for `n = 0`).
     pub launches: Vec<Launch>,
+
     /// Element count of each temporary level (index 0 is `Buffer::Level(1)`).
     pub level_lens: Vec<u64>,
     /// Tiles of the single-pass launch (0 for hierarchical plans).

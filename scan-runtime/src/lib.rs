@@ -1,3 +1,5 @@
+#![warn(missing_docs)]
+
 //! The scangen runtime: compiles generated scan kernels with NVRTC (cached in memory and on
 //! disk), launches them on a CUDA device, and provides a CPU backend with the same interface.
 //!
@@ -12,7 +14,35 @@
 //! # }
 //! ```
 //!
-//! Without a GPU, [`auto`] returns a CPU scanner (and says why in its `backend_name`).
+//! Without a GPU, [`auto`] returns a CPU scanner (and says why in its `backend_name`). The CPU
+//! backend ([`CpuScanner`]) runs the same operators with the same options anywhere, on rayon's
+//! pool, a pool of its own or the calling thread; it is also the reference the GPU is tested
+//! against:
+//!
+//! ```
+//! use scan_runtime::builtin::{Add, Max};
+//! use scan_runtime::{CpuScanner, HostSegments, ScanOptions, Segments};
+//!
+//! # fn main() -> Result<(), scan_runtime::ScanError> {
+//! let mut running_max = CpuScanner::<Max<i32>>::new(ScanOptions::default().cpu_threads(2));
+//! assert_eq!(running_max.scan(&[3, 1, 4, 1, 5])?, [3, 3, 4, 4, 5]);
+//!
+//! // A suffix sum, and a sum that restarts at every head flag: the direction and the segment
+//! // rule are fixed when the scanner is built (on a GPU they are compiled into its kernel).
+//! let mut suffix = CpuScanner::<Add<u32>>::new(ScanOptions::default().reverse());
+//! assert_eq!(suffix.scan(&[1, 2, 3, 4])?, [10, 9, 7, 4]);
+//! let mut sums = CpuScanner::<Add<u32>>::new(ScanOptions::new().segmented(Segments::Flags));
+//! let flags = HostSegments::Flags(&[1, 0, 1, 0, 0]);
+//! assert_eq!(sums.scan_segmented(&[1, 2, 3, 4, 5], flags)?, [1, 3, 3, 7, 12]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The module map: [`Gpu`] opens a device and builds [`Scanner`]s (scans of host slices or of
+//! device buffers on your stream, with [`ScanExtras`] for an initial value, a total and
+//! [`DeviceSegments`]) and [`Reducer`]s; [`compile`] and [`disk_cache`] turn generated source
+//! into cached kernel images; [`launch_plan`] is the host side of the kernel ABI; [`sharded`]
+//! scans data spread across GPUs (or threads, in tests).
 //!
 //! The launch protocol is the kernel ABI in ARCHITECTURE.md; libcuda and libnvrtc are loaded
 //! when first needed, and their absence is a [`ScanError`], never a panic.

@@ -118,6 +118,7 @@ impl<Op: ScanOp> Reducer<Op>
 where
     Op::Elem: DeviceRepr,
 {
+    /// The GPU the reducer runs on.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }

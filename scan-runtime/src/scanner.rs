@@ -79,14 +79,19 @@ where
         }
     }
 
+    /// The GPU the scanner runs on.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }
 
+    /// The device-wide algorithm the kernels implement ([`ScanOptions::algorithm`]).
+    ///
+    /// [`ScanOptions::algorithm`]: crate::ScanOptions::algorithm
     pub fn algorithm(&self) -> Algorithm {
         self.loaded.generated.algorithm
     }
 
+    /// Inclusive or exclusive.
     pub fn mode(&self) -> ScanMode {
         self.loaded.generated.mode
     }

@@ -11,12 +11,19 @@ use scan_core::PrimType;
 use std::sync::Arc;
 
 /// Integer types that can key a segmented scan (a segment starts where the key changes).
+///
+/// Implemented for the eight primitive integers, `i8` to `u64`; not meant to be implemented
+/// elsewhere (the kernels and [`HostSegments::keys`] take `PRIM` to be `Self`'s own type).
 pub trait SegmentKey: DeviceRepr + Copy + PartialEq + Send + Sync + 'static {
+    /// `Self` as a primitive: the key type compiled into the kernel
+    /// ([`Segments::Keys`](scan_codegen::Segments::Keys)).
     const PRIM: PrimType;
 }
 
-/// Integer types of CSR segment offsets.
+/// Integer types of CSR segment offsets: `u32` and `u64`.
 pub trait SegmentOffset: DeviceRepr + Copy + Into<u64> + Send + Sync + 'static {
+    /// `Self`'s width, compiled into the kernel
+    /// ([`Segments::Offsets`](scan_codegen::Segments::Offsets)).
     const WIDTH: OffsetWidth;
 }
 
@@ -127,21 +134,34 @@ impl<'a> DeviceSegments<'a> {
 /// Segment data in host memory, for the host-slice calls and the CPU backend.
 #[derive(Clone, Copy, Debug)]
 pub enum HostSegments<'a> {
+    /// Head flags: `flags[i] != 0` starts a segment at element `i` (one flag per element).
     Flags(&'a [u8]),
+    /// A segment starts wherever `keys[i] != keys[i - 1]` (one key per element); build it with
+    /// [`HostSegments::keys`].
     Keys(HostKeys<'a>),
+    /// `u32` CSR offsets, as [`DeviceSegments::offsets`] (but checked:
+    /// [`ScanError::BadOffsets`](crate::ScanError::BadOffsets)).
     Offsets32(&'a [u32]),
+    /// `u64` CSR offsets, as [`DeviceSegments::offsets`] (but checked:
+    /// [`ScanError::BadOffsets`](crate::ScanError::BadOffsets)).
     Offsets64(&'a [u64]),
     /// `rows × cols`, rows `row_stride` elements apart, each row its own segment.
     Rows {
+        /// Number of rows.
         rows: u64,
+        /// Elements per row (the scanned length).
         cols: u64,
+        /// Elements from the start of one row to the start of the next (`>= cols`).
         row_stride: u64,
     },
     /// `rows × cols`, rows `row_stride` elements apart, each column its own segment
     /// (scanned down the rows).
     Columns {
+        /// Number of rows (the scanned length).
         rows: u64,
+        /// Number of columns (independent scans).
         cols: u64,
+        /// Elements from the start of one row to the start of the next (`>= cols`).
         row_stride: u64,
     },
 }
@@ -149,17 +169,27 @@ pub enum HostSegments<'a> {
 /// Keys of any [`SegmentKey`] type, on the host.
 #[derive(Clone, Copy, Debug)]
 pub enum HostKeys<'a> {
+    /// `i8` keys.
     I8(&'a [i8]),
+    /// `i16` keys.
     I16(&'a [i16]),
+    /// `i32` keys.
     I32(&'a [i32]),
+    /// `i64` keys.
     I64(&'a [i64]),
+    /// `u8` keys.
     U8(&'a [u8]),
+    /// `u16` keys.
     U16(&'a [u16]),
+    /// `u32` keys.
     U32(&'a [u32]),
+    /// `u64` keys.
     U64(&'a [u64]),
 }
 
 impl<'a> HostSegments<'a> {
+    /// [`HostSegments::Keys`] from a slice of any [`SegmentKey`] type: a segment starts
+    /// wherever `keys[i] != keys[i - 1]`.
     pub fn keys<K: SegmentKey>(keys: &'a [K]) -> HostSegments<'a> {
         // SAFETY: K::PRIM names K's own type, so each cast is the identity.
         let any = keys.as_ptr() as *const u8;
@@ -305,6 +335,7 @@ fn mark_offsets(offsets: impl Iterator<Item = u64>, n: u64, starts: &mut [bool])
 }
 
 impl HostKeys<'_> {
+    /// Number of keys.
     pub fn len(&self) -> usize {
         match self {
             HostKeys::I8(k) => k.len(),
@@ -318,10 +349,12 @@ impl HostKeys<'_> {
         }
     }
 
+    /// Whether there are no keys.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The keys' integer type.
     pub fn prim(&self) -> PrimType {
         match self {
             HostKeys::I8(_) => PrimType::I8,

@@ -1,4 +1,5 @@
 #![doc = include_str!("crate-docs.md")]
+#![warn(missing_docs)]
 
 pub use scan_core::*;
 pub use scan_macros::{scan_op, ScanElement};

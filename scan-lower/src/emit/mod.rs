@@ -37,6 +37,7 @@ pub(crate) use literal::LitVal;
 /// The element type as lowering needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ElemRef {
+    /// A primitive number type.
     Prim(PrimType),
     /// A struct, by its Rust name.
     Struct(String),

@@ -8,20 +8,38 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EvalError {
     /// An element's bytes are not the element's size.
-    WrongSize { expected: usize, got: usize },
+    WrongSize {
+        /// The number of bytes expected (whole elements).
+        expected: usize,
+        /// The number of bytes given.
+        got: usize,
+    },
     /// A `while`/`loop` ran past the step limit (an operator that never ends would hang a
     /// scan; the GPU would hang too).
-    StepLimit { line: usize, limit: u64 },
+    StepLimit {
+        /// The 1-based source line of the loop (0 when unknown).
+        line: usize,
+        /// The limit that was passed.
+        limit: u64,
+    },
     /// An index past the end of an array (the lowering proves constant and loop indices in
     /// bounds where it knows the length; this catches the rest instead of panicking).
     IndexOutOfBounds {
+        /// The 1-based source line of the indexing (0 when unknown).
         line: usize,
+        /// The index, as evaluated (negative ones included).
         index: i128,
+        /// The array's length.
         len: usize,
     },
     /// The IR holds something the evaluator does not handle, or values of types that do not
     /// fit together: a bug of the evaluator or the lowering, reported instead of guessed.
-    Unsupported { line: usize, what: String },
+    Unsupported {
+        /// The 1-based source line (0 when unknown).
+        line: usize,
+        /// What could not be evaluated.
+        what: String,
+    },
 }
 
 impl fmt::Display for EvalError {

@@ -89,18 +89,22 @@ where
         })
     }
 
+    /// This rank, `0..size()`.
     pub fn rank(&self) -> usize {
         self.exchange.rank()
     }
 
+    /// The number of ranks in the group.
     pub fn size(&self) -> usize {
         self.exchange.size()
     }
 
+    /// Inclusive or exclusive (the same on every rank: checked when the scanner was built).
     pub fn mode(&self) -> ScanMode {
         self.scanner.mode()
     }
 
+    /// The exchange the ranks communicate through.
     pub fn exchange(&self) -> &X {
         &self.exchange
     }

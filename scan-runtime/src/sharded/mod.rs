@@ -99,24 +99,38 @@ pub enum ShardError {
 
     /// Another rank failed before (or during) a collective and said so.
     #[error("rank {rank} failed: {reason}")]
-    PeerFailed { rank: usize, reason: String },
+    PeerFailed {
+        /// The rank that failed.
+        rank: usize,
+        /// Its own account of the failure (its error, as text).
+        reason: String,
+    },
 
     /// The collective did not complete in time: the ranks in `missing` never arrived (empty when
     /// unknown, as with NCCL). The exchange is aborted.
     #[error("rank {rank}: timed out after {waited:?} waiting for the other ranks (missing: {missing:?}); the exchange is aborted")]
     Timeout {
+        /// The rank that timed out (this one).
         rank: usize,
+        /// How long it waited.
         waited: Duration,
+        /// The ranks whose contribution never arrived; empty when the exchange cannot tell.
         missing: Vec<usize>,
     },
 
     /// The ranks disagree on what they scan (element type, operator, mode, group size).
     #[error("the ranks disagree on the scan: rank {rank} has {what} = {mine}, rank {other} has {theirs}")]
     Mismatch {
+        /// What differs: `"group size"`, `"element size"`, `"mode"`, the operator, or the
+        /// descriptor's own format.
         what: &'static str,
+        /// This rank.
         rank: usize,
+        /// This rank's value of `what`.
         mine: String,
+        /// The first rank whose value differs.
         other: usize,
+        /// That rank's value of `what`.
         theirs: String,
     },
 
@@ -124,19 +138,36 @@ pub enum ShardError {
     #[error(
         "the exchange of rank {rank} was aborted earlier ({reason}); create a new communicator"
     )]
-    Aborted { rank: usize, reason: String },
+    Aborted {
+        /// This rank.
+        rank: usize,
+        /// Why the exchange was aborted.
+        reason: String,
+    },
 
     /// The group itself is not usable (no ranks, a rank out of range, an unreadable id, ...).
     #[error("invalid shard group: {detail}")]
-    Config { detail: String },
+    Config {
+        /// What is wrong with the group, and which setting to fix.
+        detail: String,
+    },
 
     /// An NCCL call failed.
     #[error("NCCL failed while {step}: {detail}")]
-    Nccl { step: &'static str, detail: String },
+    Nccl {
+        /// The NCCL call or what it was doing.
+        step: &'static str,
+        /// NCCL's error string, with what it implies for the communicator.
+        detail: String,
+    },
 
-    /// libnccl could not be loaded, or scangen was built without the `nccl` feature.
+    /// libnccl could not be loaded (only the `nccl` module, behind the cargo feature of that
+    /// name, returns this; without the feature there is no NCCL exchange to build).
     #[error("NCCL is not available: {detail}")]
-    NcclUnavailable { detail: String },
+    NcclUnavailable {
+        /// Why, and how to make libnccl loadable.
+        detail: String,
+    },
 }
 
 /// What the ranks of one sharded scan must agree on, exchanged once when the scanner is built.

@@ -100,6 +100,8 @@ impl NcclId {
             .collect()
     }
 
+    /// The id [`NcclId::to_hex`] wrote (surrounding whitespace ignored); anything but 256 hex
+    /// digits is [`ShardError::Config`].
     pub fn from_hex(hex: &str) -> Result<NcclId, ShardError> {
         let hex = hex.trim();
         let bad = || ShardError::Config {
@@ -345,6 +347,8 @@ impl NcclExchange {
         &self.gpu
     }
 
+    /// How long a collective or a [`DeviceShardExchange::synchronize`] waits for the other
+    /// ranks before it aborts the communicator with [`ShardError::Timeout`].
     pub fn timeout(&self) -> Duration {
         self.timeout
     }

@@ -70,23 +70,41 @@ pub fn reference<Op: ScanOp>(
         } else {
             (a..b).collect()
         };
-        let mut acc = init;
-        for p in order {
-            let after = match acc {
-                Some(x) => Op::combine(x, input[p]),
-                None => input[p],
-            };
-            out[p] = match mode {
-                ScanMode::Inclusive => after,
-                ScanMode::Exclusive => acc.unwrap_or_else(Op::identity),
-            };
-            acc = Some(after);
-        }
-        if b > a {
-            last_total = acc.unwrap();
+        if let Some(total) = scan_run::<Op>(input, order, mode, init, out) {
+            last_total = total;
         }
     }
     last_total
+}
+
+/// Scans the positions `order` (in scan order) of `input` into `out`, from `init`; returns the
+/// run's total, `None` for an empty run.
+fn scan_run<Op: ScanOp>(
+    input: &[Op::Elem],
+    order: Vec<usize>,
+    mode: ScanMode,
+    init: Option<Op::Elem>,
+    out: &mut [Op::Elem],
+) -> Option<Op::Elem> {
+    let mut acc = init;
+    let mut any = false;
+    for p in order {
+        let after = match acc {
+            Some(x) => Op::combine(x, input[p]),
+            None => input[p],
+        };
+        out[p] = match mode {
+            ScanMode::Inclusive => after,
+            ScanMode::Exclusive => acc.unwrap_or_else(Op::identity),
+        };
+        acc = Some(after);
+        any = true;
+    }
+    if any {
+        acc
+    } else {
+        None
+    }
 }
 
 pub fn ranges(starts: &[usize], n: usize) -> Vec<(usize, usize)> {
@@ -115,24 +133,12 @@ pub fn column_reference<Op: ScanOp>(
     let mut totals = Vec::with_capacity(cols);
     for c in 0..cols {
         let order: Vec<usize> = if reverse {
-            (0..rows).rev().collect()
+            (0..rows).rev().map(|r| r * row_stride + c).collect()
         } else {
-            (0..rows).collect()
+            (0..rows).map(|r| r * row_stride + c).collect()
         };
-        let mut acc = init;
-        for r in order {
-            let p = r * row_stride + c;
-            let after = match acc {
-                Some(x) => Op::combine(x, input[p]),
-                None => input[p],
-            };
-            out[p] = match mode {
-                ScanMode::Inclusive => after,
-                ScanMode::Exclusive => acc.unwrap_or_else(Op::identity),
-            };
-            acc = Some(after);
-        }
-        totals.push(acc.unwrap_or_else(Op::identity));
+        let total = scan_run::<Op>(input, order, mode, init, out);
+        totals.push(total.or(init).unwrap_or_else(Op::identity));
     }
     totals
 }

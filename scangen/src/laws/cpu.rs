@@ -21,6 +21,7 @@ impl<Op: ScanOp> Default for CpuLaws<Op> {
 }
 
 impl<Op: ScanOp> CpuLaws<Op> {
+    /// An evaluator for `Op` (nothing to build: the combine is compiled into the program).
     pub fn new() -> Self {
         Self::default()
     }

@@ -11,6 +11,7 @@ pub struct EvalLaws<'o> {
 }
 
 impl<'o> EvalLaws<'o> {
+    /// An evaluator running `op` (from [`OpsFile::evaluator`](scan_lower::OpsFile::evaluator)).
     pub fn new(op: &'o EvalOp) -> Self {
         EvalLaws { op }
     }

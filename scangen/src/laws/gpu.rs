@@ -18,6 +18,9 @@ pub struct GpuLaws<'g> {
 }
 
 impl<'g> GpuLaws<'g> {
+    /// An evaluator of `spec` (`Op::device_op()`, or an operator of a file) on `gpu`. Nothing
+    /// is compiled yet: each [`LawEvaluator::evaluate`] compiles the kernel with NVRTC (or
+    /// finds it in the kernel cache), so errors show there.
     pub fn new(gpu: &'g Gpu, spec: OpSpec) -> Self {
         GpuLaws { gpu, spec }
     }

@@ -10,6 +10,36 @@
 //! Integers must agree bit for bit. Float operators are only ever reported as associative *up
 //! to rounding*, with the largest relative error seen (relative to the operands' magnitude, so
 //! cancellation does not hide a wrong operator); overflow to infinity is counted, not judged.
+//!
+//! ```
+//! use scangen::builtin::Add;
+//! use scangen::laws::{check, CpuLaws, LawConfig, Law, Verdict};
+//! use scangen::{scan_op, ScanOp};
+//!
+//! /// Not a scan operator: subtraction is not associative, and 0 is only its right identity.
+//! pub struct Sub;
+//!
+//! #[scan_op]
+//! impl ScanOp for Sub {
+//!     type Elem = u32;
+//!     fn identity() -> u32 { 0 }
+//!     fn combine(l: u32, r: u32) -> u32 { l.wrapping_sub(r) }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = LawConfig { samples: 2_000, ..LawConfig::default() };
+//! let report = check("Add<u32>", &mut [&mut CpuLaws::<Add<u32>>::new()], &config)?;
+//! assert!(report.passed(), "{report}");
+//!
+//! let report = check("Sub", &mut [&mut CpuLaws::<Sub>::new()], &config)?;
+//! assert!(!report.passed());
+//! let verdict = |law| &report.laws.iter().find(|l| l.law == law).unwrap().verdict;
+//! assert!(matches!(verdict(Law::Associativity), Verdict::Fails { .. }));
+//! assert!(matches!(verdict(Law::RightIdentity), Verdict::Holds));
+//! println!("{report}"); // what `scangen check` prints, with a counterexample
+//! # Ok(())
+//! # }
+//! ```
 
 mod compare;
 mod cpu;
@@ -40,6 +70,7 @@ pub type LawResults = [Vec<u8>; 4];
 pub trait LawEvaluator {
     /// What runs the combine, for the report (`"cpu: the Rust combine"`).
     fn name(&self) -> String;
+    /// The element type: the layout of the bytes [`LawEvaluator::evaluate`] takes and returns.
     fn element(&self) -> &ElementType;
     /// For each `[a, b, c]` (elements as bytes), the four law expressions.
     fn evaluate(
@@ -53,10 +84,13 @@ pub trait LawEvaluator {
     }
 }
 
+/// How many samples the law checker draws, from which seed, and how far float results may be
+/// apart. The default is 20,000 samples at a fixed seed, [`Tolerance::Auto`].
 #[derive(Clone, Debug)]
 pub struct LawConfig {
     /// Random triples to test (each field a third of the time an edge value).
     pub samples: usize,
+    /// Seed of the sampler's [`Rng`]: the same seed draws the same samples.
     pub seed: u64,
     /// How far float results may differ and still be equal up to rounding.
     pub tolerance: Tolerance,
@@ -72,10 +106,14 @@ impl Default for LawConfig {
     }
 }
 
+/// A law a scan operator must obey.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Law {
+    /// `(a⊕b)⊕c = a⊕(b⊕c)`: what lets a parallel scan group the elements as it likes.
     Associativity,
+    /// `e⊕a = a`.
     LeftIdentity,
+    /// `a⊕e = a`.
     RightIdentity,
 }
 
@@ -89,22 +127,31 @@ impl Law {
     }
 }
 
+/// The outcome of one law, or of one cross-check between evaluators.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
-    /// Bit-exact on every sample (integer elements only).
+    /// Bit-exact on every sample: integer elements, and the identity laws of any element
+    /// (floats included).
     Holds,
     /// The element has float fields: equal up to rounding, with the largest relative error.
     HoldsUpToRounding {
+        /// The largest relative error seen (relative to the scale of the computation, see
+        /// [`Tolerance`]); within the tolerance.
         max_rel_error: f64,
     },
+    /// A sample broke the law (or the evaluators disagreed on it) beyond the tolerance.
     Fails {
+        /// The first failing sample: its elements and both sides' results.
         counterexample: String,
     },
 }
 
+/// One law's outcome over all samples.
 #[derive(Clone, Debug)]
 pub struct LawResult {
+    /// Which law.
     pub law: Law,
+    /// Whether it held.
     pub verdict: Verdict,
     /// Samples where one side overflowed to infinity or NaN and the other did not.
     pub overflowed: usize,
@@ -114,10 +161,15 @@ pub struct LawResult {
     pub caveats: Vec<Caveat>,
 }
 
+/// A kind of IEEE corner case under which a law failed, reported beside the verdict rather
+/// than judged.
 #[derive(Clone, Debug)]
 pub struct Caveat {
+    /// The kind: `"holds only for finite inputs"` or `"holds only up to the sign of zero"`.
     pub what: &'static str,
+    /// Samples of this kind.
     pub count: usize,
+    /// The first of them, as a counterexample.
     pub example: String,
 }
 
@@ -135,24 +187,37 @@ fn note(caveats: &mut Vec<Caveat>, what: &'static str, example: impl FnOnce() ->
 /// Whether two evaluators (CPU and GPU) agree on every sample.
 #[derive(Clone, Debug)]
 pub struct CrossCheck {
+    /// The names of the two evaluators ([`LawEvaluator::name`]): the first, and the other.
     pub evaluators: (String, String),
+    /// Whether they gave the same four results on every sample (up to rounding for floats;
+    /// samples with NaN or infinite inputs are not compared).
     pub verdict: Verdict,
 }
 
+/// Everything [`check`] found about one operator; `Display` writes it as `scangen check` prints
+/// it.
 #[derive(Clone, Debug)]
 pub struct LawReport {
+    /// The operator's name, as given to [`check`].
     pub op: String,
+    /// The element type, written out (`Affine { a: f32, b: f32 }`).
     pub element: String,
+    /// Sample triples tested.
     pub samples: usize,
+    /// The seed they were drawn from.
     pub seed: u64,
+    /// The name of the evaluator the laws were checked with (the first one).
     pub evaluator: String,
     /// Where the samples came from ([`ElementSampler::describe`]).
     pub sampler: String,
+    /// The float tolerance applied.
     pub tolerance: Tolerance,
     /// The largest float error seen anywhere (laws and cross-checks, within tolerance or
     /// not), relative to the computation's scale; 0 for integer elements.
     pub worst_rel_error: f64,
+    /// Associativity, left identity, right identity, in that order.
     pub laws: Vec<LawResult>,
+    /// The first evaluator against each further one.
     pub cross_checks: Vec<CrossCheck>,
 }
 

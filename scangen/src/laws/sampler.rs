@@ -38,6 +38,7 @@ pub struct BitPatterns {
 }
 
 impl BitPatterns {
+    /// A sampler of `element`s.
     pub fn new(element: ElementType) -> BitPatterns {
         BitPatterns { element }
     }
@@ -112,6 +113,7 @@ pub struct Folds<'a, S> {
 }
 
 impl<'a, S: ElementSampler> Folds<'a, S> {
+    /// Folds of 1 to `max_len` (at least 1) elements of `inner`, each length equally likely.
     pub fn new(inner: S, combine: CombineBytes<'a>, max_len: usize) -> Self {
         Folds {
             inner,

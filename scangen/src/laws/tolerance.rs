@@ -11,6 +11,12 @@ use scan_core::{ElementType, PrimType};
 use std::fmt;
 use std::str::FromStr;
 
+/// How far apart two float results may be and still count as equal up to rounding. Parses
+/// from `1e-5` (relative) or `64ulps`.
+///
+/// Errors are relative to the scale of the computation, the largest finite magnitude among
+/// the operands and both results, so that cancellation (`(a + b) - b` with `|b| >> |a|`) does
+/// not make rounding look like a wrong operator.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Tolerance {
     /// 1024 ulps of 4- and 8-byte floats, 16 of 2-byte ones (`f16`, `bf16`: 1024 of their ulps

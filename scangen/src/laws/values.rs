@@ -153,6 +153,7 @@ pub fn edge_values(ty: PrimType) -> Vec<u64> {
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator seeded with `seed` (any value, 0 included).
     pub fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
     }
@@ -166,6 +167,8 @@ impl Rng {
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
+    /// A number in `0..n` (0 when `n` is 0); slightly biased for `n` that do not divide 2^64,
+    /// which sampling does not mind.
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
