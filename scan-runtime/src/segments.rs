@@ -10,18 +10,42 @@ use scan_codegen::{OffsetWidth, Segments};
 use scan_core::PrimType;
 use std::sync::Arc;
 
+/// The seal of [`SegmentKey`] and [`SegmentOffset`]: public in a private module, so no other
+/// crate can name it and implement the traits.
+mod sealed {
+    pub trait Sealed {}
+}
+
 /// Integer types that can key a segmented scan (a segment starts where the key changes).
 ///
-/// Implemented for the eight primitive integers, `i8` to `u64`; not meant to be implemented
-/// elsewhere (the kernels and [`HostSegments::keys`] take `PRIM` to be `Self`'s own type).
-pub trait SegmentKey: DeviceRepr + Copy + PartialEq + Send + Sync + 'static {
+/// Implemented for the eight primitive integers, `i8` to `u64`, and sealed: no other type can
+/// implement it, because the kernels and [`HostSegments::keys`] (which reinterprets the slice by
+/// `PRIM`) take `PRIM` to be `Self`'s own type.
+///
+/// ```compile_fail
+/// # use scan_runtime::{cudarc::driver::DeviceRepr, HostSegments, SegmentKey};
+/// #[derive(Clone, Copy, PartialEq)]
+/// struct Key(u8);
+/// unsafe impl DeviceRepr for Key {}
+/// impl SegmentKey for Key {
+///     // Would make `HostSegments::keys` read 8 bytes per 1-byte key.
+///     const PRIM: scan_core::PrimType = scan_core::PrimType::U64;
+/// }
+/// let _ = HostSegments::keys(&[Key(1), Key(2)]);
+/// ```
+pub trait SegmentKey:
+    sealed::Sealed + DeviceRepr + Copy + PartialEq + Send + Sync + 'static
+{
     /// `Self` as a primitive: the key type compiled into the kernel
     /// ([`Segments::Keys`](scan_codegen::Segments::Keys)).
     const PRIM: PrimType;
 }
 
-/// Integer types of CSR segment offsets: `u32` and `u64`.
-pub trait SegmentOffset: DeviceRepr + Copy + Into<u64> + Send + Sync + 'static {
+/// Integer types of CSR segment offsets: `u32` and `u64`. Sealed, like [`SegmentKey`]: the
+/// kernel reads each offset as `WIDTH` bytes.
+pub trait SegmentOffset:
+    sealed::Sealed + DeviceRepr + Copy + Into<u64> + Send + Sync + 'static
+{
     /// `Self`'s width, compiled into the kernel
     /// ([`Segments::Offsets`](scan_codegen::Segments::Offsets)).
     const WIDTH: OffsetWidth;
@@ -29,6 +53,8 @@ pub trait SegmentOffset: DeviceRepr + Copy + Into<u64> + Send + Sync + 'static {
 
 macro_rules! keys {
     ($($t:ty => $p:ident),*) => {$(
+        // (u32 and u64 are sealed here too, for SegmentOffset.)
+        impl sealed::Sealed for $t {}
         impl SegmentKey for $t {
             const PRIM: PrimType = PrimType::$p;
         }
