@@ -152,6 +152,9 @@ mod bench {
             }
             let copy = time_per_stream(&streams, reps, || {
                 for (i, s) in streams.iter().enumerate() {
+                    // The driver's copy needs the stream's own context current (the grouped scan
+                    // leaves the last rank's bound).
+                    s.context().bind_to_thread()?;
                     // SAFETY: both buffers hold `n` elements on this stream's device.
                     unsafe {
                         scangen::runtime::cudarc::driver::result::memcpy_dtod_async(

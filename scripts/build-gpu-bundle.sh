@@ -28,6 +28,7 @@ GPU_TESTS=(
   "-p scangen-runtime --test soak"
   "-p scangen-cli --test gpu_examples"
   "-p scangen-cli --test gpu_operator_language"
+  "-p scangen-cli --test fused"
   # Sharded scans: thread ranks on one GPU, and NCCL over every GPU (skipped without libnccl
   # unless SCANGEN_REQUIRE_NCCL=1).
   "-p scangen-runtime --features nccl --test gpu_sharded"
@@ -133,7 +134,7 @@ done
 
 # The CUB baseline source (built there with nvcc, beside `scangen bench`), when shared/ is here.
 # Peers of `scangen bench --variants` (CUB by key, torch/cupy rows), compiled/run there.
-mkdir -p "$bundle/peers" && cp "$root"/bench/peers/* "$bundle/peers/"
+mkdir -p "$bundle/peers" && find "$root/bench/peers" -maxdepth 1 -type f -exec cp {} "$bundle/peers/" \;
 # Finds the CUDA libraries executables linked against them (scangen-candle's) need there.
 cp "$root/scripts/cuda-libs-env.sh" "$bundle/"
 for cub in "$root/../shared/bench/cub_scan.cu" "$root/shared/bench/cub_scan.cu"; do

@@ -2,7 +2,8 @@
 # Runs on the GPU machine, in a copy of the repository with .gpu/ (scripts/build-gpu-bundle.sh)
 # carried along: the whole GPU suite, sanitizers, the law checker, `scangen bench` and the CUB
 # baseline, in one go. Results go to $OUT (or ./device-out).
-#   scripts/device-session.sh [suite] [sanitize] [bench] [cub]     (default: all four)
+#   scripts/device-session.sh [suite] [sanitize] [bench] [cub] [sizes] [cub-sizes] [cold]
+#   (default: the first four)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-$PWD/device-out}"
@@ -43,4 +44,18 @@ fi
 
 if has cub; then
   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cub_scan .gpu/cub/cub_scan.cu && /tmp/cub_scan | tee "$out/cub.txt"
+fi
+
+if has sizes; then
+  # Element sizes 1 to 32 bytes x inputs 2^16 to 2^30 (issue 16's table).
+  "$tool" bench --element-sizes --json "$out/element-sizes.json" 2>/dev/null | tee "$out/element-sizes.md"
+fi
+
+if has cub-sizes; then
+  nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cub_scan_sizes .gpu/peers/cub_scan_sizes.cu && /tmp/cub_scan_sizes | tee "$out/cub-sizes.txt"
+fi
+
+if has cold; then
+  # A fresh process to its first scan result: empty kernel cache, then the warm disk cache.
+  "$tool" bench --cold-start --op add,affine,mat2 --type i32 2>&1 | tee "$out/cold-start.md"
 fi

@@ -3,11 +3,12 @@
 //! mode, and compiled with NVRTC (skipped without NVRTC unless SCANGEN_REQUIRE_NVRTC=1).
 
 use scangen::codegen::{
-    generate, snapshot_name, snapshot_source, Algorithm, ScanMode, TuningPolicy,
+    generate, generate_fused, snapshot_name, snapshot_source, Algorithm, ScanMode, ScanVariant,
+    TuningPolicy,
 };
 use scangen::runtime::compile::{compile, compile_options, nvrtc_available};
 
-const EXAMPLES: [(&str, &str); 9] = [
+const EXAMPLES: [(&str, &str); 12] = [
     ("running_max", include_str!("../examples/running_max.rs")),
     ("sum", include_str!("../examples/sum.rs")),
     (
@@ -26,9 +27,19 @@ const EXAMPLES: [(&str, &str); 9] = [
         "classify_runs",
         include_str!("../examples/classify_runs.rs"),
     ),
+    ("kadane", include_str!("../examples/kadane.rs")),
+    (
+        "running_argmin",
+        include_str!("../examples/running_argmin.rs"),
+    ),
+    (
+        "recurrence_arrays",
+        include_str!("../examples/recurrence_arrays.rs"),
+    ),
 ];
 
-/// Every (example, operator, algorithm, mode) with its generated source.
+/// Every (example, operator, algorithm, mode) with its generated source; operators with
+/// `lift`/`project` also as fused scans (`...__fused`, forward and reverse).
 fn generated() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (example, text) in EXAMPLES {
@@ -40,17 +51,22 @@ fn generated() -> Vec<(String, String)> {
             "{example} defines no #[scan_op] operator"
         );
         for name in names {
-            let spec = file
-                .op_spec(&name)
+            let (spec, transform) = file
+                .op_transform(&name)
                 .unwrap_or_else(|e| panic!("{example}: {}", e.render(example)));
             for algorithm in Algorithm::ALL {
                 for mode in ScanMode::ALL {
                     let policy = TuningPolicy::for_target(90, algorithm, spec.element.size());
                     let g = generate(&spec, algorithm, mode, policy).expect("generates");
-                    out.push((
-                        snapshot_name(&spec.name, spec.element.c_name(), algorithm, mode),
-                        g.source,
-                    ));
+                    let name = snapshot_name(&spec.name, spec.element.c_name(), algorithm, mode);
+                    out.push((name.clone(), g.source));
+                    if let Some(t) = &transform {
+                        for variant in [ScanVariant::FLAT, ScanVariant::FLAT.reverse()] {
+                            let g = generate_fused(&spec, t, algorithm, mode, variant, policy)
+                                .expect("generates fused");
+                            out.push((format!("{name}__fused{}", variant.name_suffix()), g.source));
+                        }
+                    }
                 }
             }
         }
@@ -63,8 +79,8 @@ fn example_operators_generate_reviewed_cuda() {
     let all = generated();
     assert_eq!(
         all.len(),
-        10 * 6,
-        "ten example operators x three algorithms x two modes"
+        13 * 6 + 3 * 6 * 2,
+        "thirteen example operators x three algorithms x two modes, and the three with lift/project fused (forward, reverse)"
     );
     for (name, source) in all {
         insta::assert_snapshot!(name, snapshot_source(&source));

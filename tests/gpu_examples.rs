@@ -41,4 +41,7 @@ examples!(
     stream_compaction = "../examples/stream_compaction.rs",
     polynomial = "../examples/polynomial.rs",
     graph_pipeline = "../examples/graph_pipeline.rs",
+    kadane = "../examples/kadane.rs",
+    running_argmin = "../examples/running_argmin.rs",
+    recurrence_arrays = "../examples/recurrence_arrays.rs",
 );

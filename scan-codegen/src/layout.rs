@@ -8,33 +8,64 @@ use crate::Algorithm;
 /// Bytes of one row of shared-memory banks (32 banks x 4 bytes).
 pub const BANK_ROW_BYTES: usize = 128;
 
-/// Elements of padding-free run in the tile transpose buffer: one padding element follows every
-/// `pad_every` elements (one 128-byte bank row), so the blocked read (lane `l` reads
-/// `l * items + i`) spreads over all banks. 0 means no padding.
+/// Whether a thread's items are held packed, several to a 32-bit register: 1-byte elements whose
+/// items per thread fill whole words. A packed thread holds as many bytes as a 4-byte scan's
+/// thread in as many registers, and moves its run to and from shared memory as words
+/// (scan-codegen/templates/tile.cu.tera, `ScanItems`).
 ///
-/// As in CUB's `BlockExchange`, padding only pays when `items_per_thread` is a power of two
-/// (then every lane of a half row would hit the same banks); with odd counts the unpadded
-/// stride is already conflict-free and padding would add conflicts. Elements bigger than half
-/// a row, or of a size that is not a power of two, gain nothing from it.
-pub fn smem_pad_every(elem_size: usize, items_per_thread: u32) -> u32 {
+/// The template packs 2-byte elements too, but they are not packed yet: on an H100 (NVRTC 13)
+/// packed `u16`/`i16` wrapping products at 64 and 128 items per thread came out 0 from the
+/// third warp of a tile on (deterministic, no race or memory error under compute-sanitizer, the
+/// PTX of NVRTC 12.9 correct), while every other 2-byte op and every 1-byte op passed.
+/// `PACKED_ELEMENT_SIZES` widens when that is understood.
+pub fn packs_items(elem_size: usize, items_per_thread: u32) -> bool {
+    PACKED_ELEMENT_SIZES.contains(&elem_size)
+        && (items_per_thread as usize * elem_size).is_multiple_of(4)
+}
+
+/// Element sizes whose items are packed ([`packs_items`]).
+pub const PACKED_ELEMENT_SIZES: &[usize] = &[1];
+
+/// Padding of the tile transpose buffer: `(every, elems)`, `elems` padding elements after each
+/// run of `every` elements (`every` 0: no padding).
+///
+/// Unpacked: one padding element after every 128-byte bank row, so the blocked read (lane `l`
+/// reads `l * items + i`) spreads over all banks. As in CUB's `BlockExchange`, padding only pays
+/// when `items_per_thread` is a power of two (then every lane of a half row would hit the same
+/// banks); with odd counts the unpadded stride is already conflict-free and padding would add
+/// conflicts. Elements bigger than half a row, or of a size that is not a power of two, gain
+/// nothing from it.
+///
+/// Packed ([`packs_items`]): lanes read their runs as words, lane `l` word `k` at
+/// `l * run_words + k`; one padding word after each run makes the stride odd (conflict-free)
+/// when the run is an even number of words, and none is needed when it is odd.
+pub fn smem_padding(elem_size: usize, items_per_thread: u32) -> (u32, u32) {
+    if packs_items(elem_size, items_per_thread) {
+        let run_words = items_per_thread as usize * elem_size / 4;
+        return if run_words.is_multiple_of(2) {
+            (items_per_thread, (4 / elem_size) as u32)
+        } else {
+            (0, 0)
+        };
+    }
     let pow2_items = items_per_thread >= 2 && items_per_thread.is_power_of_two();
     if pow2_items && elem_size.is_power_of_two() && elem_size <= BANK_ROW_BYTES / 2 {
-        (BANK_ROW_BYTES / elem_size) as u32
+        ((BANK_ROW_BYTES / elem_size) as u32, 1)
     } else {
-        0
+        (0, 0)
     }
 }
 
-/// Padded index of element `i` of the transpose buffer.
-pub fn smem_index(i: u32, pad_every: u32) -> u32 {
-    // pad_every == 0: no padding.
-    i.checked_div(pad_every).map_or(i, |pads| i + pads)
+/// Padded index of element `i` of the transpose buffer ([`smem_padding`]'s `(every, elems)`).
+pub fn smem_index(i: u32, (every, elems): (u32, u32)) -> u32 {
+    // every == 0: no padding.
+    i.checked_div(every).map_or(i, |runs| i + runs * elems)
 }
 
 /// Elements in the tile transpose buffer, padding included.
 pub fn smem_tile_elems(policy: &TuningPolicy, elem_size: usize) -> u32 {
     let tile = policy.tile_items();
-    smem_index(tile - 1, smem_pad_every(elem_size, policy.items_per_thread)) + 1
+    smem_index(tile - 1, smem_padding(elem_size, policy.items_per_thread)) + 1
 }
 
 /// GPU Gems 3 `LOG_NUM_BANKS`.
@@ -161,7 +192,7 @@ mod tests {
     /// Bank of each 4-byte word a warp touches in one blocked read step; returns the worst
     /// number of distinct words mapped to one bank (1 = conflict free).
     fn blocked_read_conflicts(elem_size: usize, items: u32, i: u32) -> usize {
-        let pad = smem_pad_every(elem_size, items);
+        let pad = smem_padding(elem_size, items);
         let words_per_elem = elem_words(elem_size) as usize;
         // 8-byte accesses are served per half warp, 16-byte per quarter warp.
         let group = (32 / words_per_elem.clamp(1, 4)) as u32;
@@ -206,10 +237,25 @@ mod tests {
     }
 
     #[test]
+    fn packed_runs_are_read_as_words_without_conflicts() {
+        // Lane l reads word k of its run: element l * items + k * per_word.
+        for (size, items) in [(1usize, 256u32), (1, 64), (1, 16), (1, 12)] {
+            let pad = smem_padding(size, items);
+            let per_word = (4 / size) as u32;
+            for k in 0..items / per_word {
+                let banks: std::collections::HashSet<u32> = (0..32)
+                    .map(|l| smem_index(l * items + k * per_word, pad) * size as u32 / 4 % 32)
+                    .collect();
+                assert_eq!(banks.len(), 32, "{size}B x {items} items, word {k}");
+            }
+        }
+    }
+
+    #[test]
     fn padding_keeps_striped_writes_conflict_free() {
         // Lane l writes element i * 32 + l: a padded run of 32 consecutive elements.
         for size in [4usize, 8] {
-            let pad = smem_pad_every(size, 16 / size as u32);
+            let pad = smem_padding(size, 16 / size as u32);
             for i in 0..16u32 {
                 let idx: Vec<u32> = (0..32).map(|l| smem_index(i * 32 + l, pad)).collect();
                 let banks: std::collections::HashSet<u32> =
@@ -225,14 +271,26 @@ mod tests {
 
     #[test]
     fn pad_every_and_buffer_sizes() {
-        assert_eq!(smem_pad_every(1, 16), 128);
-        assert_eq!(smem_pad_every(4, 16), 32);
-        assert_eq!(smem_pad_every(8, 8), 16);
-        assert_eq!(smem_pad_every(8, 7), 0);
-        assert_eq!(smem_pad_every(8, 1), 0);
-        assert_eq!(smem_pad_every(12, 4), 0);
-        assert_eq!(smem_pad_every(64, 2), 2);
-        assert_eq!(smem_pad_every(128, 2), 0);
+        assert_eq!(smem_padding(4, 16), (32, 1));
+        assert_eq!(smem_padding(8, 8), (16, 1));
+        assert_eq!(smem_padding(8, 7), (0, 0));
+        assert_eq!(smem_padding(8, 1), (0, 0));
+        assert_eq!(smem_padding(12, 4), (0, 0));
+        assert_eq!(smem_padding(64, 2), (2, 1));
+        assert_eq!(smem_padding(128, 2), (0, 0));
+        // Packed sub-word runs: a word after each thread's run of an even number of words.
+        assert_eq!(smem_padding(1, 16), (16, 4));
+        assert_eq!(smem_padding(1, 256), (256, 4));
+        assert_eq!(smem_padding(1, 12), (0, 0)); // 3 words: odd stride already
+        assert_eq!(smem_padding(1, 2), (128, 1)); // half a word: unpacked, padded per bank row
+        assert_eq!(smem_padding(1, 6), (0, 0)); // not whole words: unpacked
+        assert!(
+            packs_items(1, 4) && !packs_items(1, 2) && !packs_items(2, 2) && !packs_items(4, 16)
+        );
+        assert_eq!(
+            smem_tile_elems(&TuningPolicy::new(128, 256), 1),
+            128 * 256 + 127 * 4
+        );
         let p = TuningPolicy::new(256, 16);
         assert_eq!(smem_tile_elems(&p, 4), 4096 + 127);
         let p = TuningPolicy::new(256, 1);

@@ -12,9 +12,10 @@ mod variant;
 
 pub use policy::TuningPolicy;
 pub use render::{
-    generate, generate_variant, snapshot_name, snapshot_source, CodegenError, GeneratedScan,
+    generate, generate_fused, generate_variant, snapshot_name, snapshot_source, CodegenError,
+    GeneratedScan, MAX_TRANSFORM_INPUTS,
 };
-pub use scan_core::OpSpec;
+pub use scan_core::{OpSpec, TransformSpec};
 pub use variant::{Direction, OffsetWidth, ScanVariant, Segments};
 
 use std::fmt;

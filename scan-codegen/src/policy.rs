@@ -38,8 +38,21 @@ pub struct TuningPolicy {
 }
 
 impl TuningPolicy {
-    /// Largest `items_per_thread` accepted: the items live in registers, fully unrolled.
+    /// Largest `items_per_thread` accepted for elements of 4 bytes or more: the items live in
+    /// registers, fully unrolled. Packed sub-word items ([`crate::layout::packs_items`]) may
+    /// fill as many registers: [`TuningPolicy::max_items_per_thread`].
     pub const MAX_ITEMS_PER_THREAD: u32 = 64;
+
+    /// Largest `items_per_thread` accepted for `items_per_thread` items of `elem_size` bytes:
+    /// [`TuningPolicy::MAX_ITEMS_PER_THREAD`] registers' worth (4 / size items to a register
+    /// when the items are packed, one otherwise).
+    pub fn max_items_per_thread(&self, elem_size: usize) -> u32 {
+        if crate::layout::packs_items(elem_size, self.items_per_thread) {
+            Self::MAX_ITEMS_PER_THREAD * (4 / elem_size as u32)
+        } else {
+            Self::MAX_ITEMS_PER_THREAD
+        }
+    }
 
     /// Static shared memory a block may use without opting in to more (48 KiB on every arch).
     pub const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
@@ -140,10 +153,20 @@ impl TuningPolicy {
             _ => (128, 32, 16, 16 * 1024, 1),
         };
         let size = elem_size.max(1);
+        // Packed items sit 4 / size to a register (layout::packs_items), so the cap on registers
+        // allows that many more of them: a u8 thread holds its 256 bytes in 64 registers, as an
+        // i32 thread does (one register per item held only 64 bytes, and u8 reached 0.44 of a
+        // copy on an H100 at 2^26).
+        let per_register = if crate::layout::PACKED_ELEMENT_SIZES.contains(&size) {
+            4 / size
+        } else {
+            1
+        };
         // A power of two: the transpose buffer's padding then makes it conflict-free
-        // (layout::smem_pad_every).
-        let items =
-            prev_power_of_two((bytes_per_thread / size).clamp(1, max_items as usize) as u32);
+        // (layout::smem_padding).
+        let items = prev_power_of_two(
+            (bytes_per_thread / size).clamp(1, max_items as usize * per_register) as u32,
+        );
         // Big elements: fewer threads, so a tile's shared-memory transpose stays within budget
         // (several blocks per SM).
         let max_threads = ((smem_budget / (size * items as usize)) as u32 / 32 * 32).max(32);
@@ -212,7 +235,17 @@ impl TuningPolicy {
         }
         let scanned = crate::layout::segmented_size(elem_size, elem_align);
         let mut policy = TuningPolicy::for_target(sm, algorithm, elem_size);
-        policy.items_per_thread = policy.items_per_thread.min(64);
+        // One head bit per item in a 64-bit mask. Head rules that test a byte or a bit per item
+        // (flags, offsets' head bits, 1- and 2-byte keys) keep 32: at 64, ptxas gave their head
+        // loops 168 to 220 registers (2 to 3 blocks per SM), and 32 items measured flags
+        // 0.76-0.87 and offsets 0.63-0.87 of a copy against 0.62-0.83 and 0.56-0.83 at 64 (H100,
+        // 2^28, bench/results/h100-variants-session6-32-items.md).
+        let head_items = match variant.segments {
+            crate::Segments::Flags | crate::Segments::Offsets(_) => 32,
+            crate::Segments::Keys(k) if k.size() <= 2 => 32,
+            _ => 64,
+        };
+        policy.items_per_thread = policy.items_per_thread.min(head_items);
         if matches!(variant.segments, crate::Segments::Rows { strided: true }) {
             policy.l2_prefetch_tiles = 0;
         }
@@ -318,11 +351,11 @@ impl TuningPolicy {
                 self.block_threads
             ));
         }
-        if self.items_per_thread == 0 || self.items_per_thread > Self::MAX_ITEMS_PER_THREAD {
+        let max_items = self.max_items_per_thread(elem_size);
+        if self.items_per_thread == 0 || self.items_per_thread > max_items {
             return bad(format!(
-                "items_per_thread = {} must be between 1 and {} (items are held in registers)",
+                "items_per_thread = {} must be between 1 and {max_items} for {elem_size}-byte elements (items are held in registers)",
                 self.items_per_thread,
-                Self::MAX_ITEMS_PER_THREAD
             ));
         }
         if self.min_blocks_per_sm == 0 || self.min_blocks_per_sm > 32 {

@@ -3,7 +3,7 @@
 use crate::layout;
 use crate::variant::{Direction, ScanVariant, Segments};
 use crate::{Algorithm, ScanMode, TuningPolicy};
-use scan_core::{ElementType, OpSpec};
+use scan_core::{ElementType, OpSpec, TransformSpec};
 use std::sync::OnceLock;
 
 /// Why a kernel could not be generated; each variant carries the reason in words.
@@ -47,6 +47,9 @@ pub struct GeneratedScan {
     /// segmented scan the `(value, head)` pair ([`layout::segmented_size`]). Tile-state slots
     /// are sized by it.
     pub scanned_size: usize,
+    /// The fused lift and project ([`generate_fused`]): the kernels read `inputs.len()` typed
+    /// input arrays and write the output type in place of `in` and `out`. `None`: plain.
+    pub transform: Option<TransformSpec>,
 }
 
 impl GeneratedScan {
@@ -97,6 +100,12 @@ impl GeneratedScan {
             Algorithm::SinglePass => layout::tile_state_slots(self.scanned_size, bytes),
             _ => 0,
         }
+    }
+
+    /// Input arrays the scanning kernels (and `scangen_reduce_tiles`) take where a plain scan
+    /// takes `in`: 1, or the fused transform's input count.
+    pub fn input_arrays(&self) -> usize {
+        self.transform.as_ref().map_or(1, |t| t.inputs.len())
     }
 
     /// The parameters the variant appends to `scangen_single_pass`, as C (empty for an
@@ -161,7 +170,7 @@ pub fn snapshot_name(
     )
 }
 
-const TEMPLATES: [(&str, &str); 12] = [
+const TEMPLATES: [(&str, &str); 13] = [
     ("rust_semantics.cu.tera", scan_core::RUST_SEMANTICS_CU),
     (
         "prelude.cu.tera",
@@ -180,6 +189,7 @@ const TEMPLATES: [(&str, &str); 12] = [
         include_str!("../templates/block_scan_blelloch.cu.tera"),
     ),
     ("tile.cu.tera", include_str!("../templates/tile.cu.tera")),
+    ("fused.cu.tera", include_str!("../templates/fused.cu.tera")),
     (
         "segments.cu.tera",
         include_str!("../templates/segments.cu.tera"),
@@ -313,6 +323,94 @@ pub fn generate(
     generate_variant(op, algorithm, mode, ScanVariant::FLAT, policy)
 }
 
+/// Most input arrays a fused transform may read (kernel parameters, one register each).
+pub const MAX_TRANSFORM_INPUTS: usize = 8;
+
+fn validate_transform(
+    op: &OpSpec,
+    t: &TransformSpec,
+    variant: ScanVariant,
+) -> Result<(), CodegenError> {
+    let bad = |m: String| Err(CodegenError::InvalidOp(m));
+    if t.inputs.is_empty() || t.inputs.len() > MAX_TRANSFORM_INPUTS {
+        return bad(format!(
+            "a fused lift reads 1 to {MAX_TRANSFORM_INPUTS} input arrays, not {}",
+            t.inputs.len()
+        ));
+    }
+    if t.lift_params.len() != t.inputs.len() + 1 {
+        return bad(format!(
+            "lift has {} parameters for {} inputs and the index",
+            t.lift_params.len(),
+            t.inputs.len()
+        ));
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for name in t.lift_params.iter().chain([&t.project_param]) {
+        if !is_c_identifier(name) {
+            return bad(format!(
+                "transform parameter `{name}` is not a C identifier"
+            ));
+        }
+    }
+    for name in &t.lift_params {
+        if names.contains(&name.as_str()) {
+            return bad(format!("lift has two parameters named `{name}`"));
+        }
+        names.push(name);
+    }
+    // Input and output arrays hold primitives or the element itself: those are the types the
+    // generated source declares.
+    for (what, ty) in t
+        .inputs
+        .iter()
+        .map(|i| ("input", i))
+        .chain([("output", &t.output)])
+    {
+        if matches!(ty, ElementType::Struct(_)) && *ty != op.element {
+            return bad(format!(
+                "a fused {what} array holds a primitive or the element `{}`, not `{}`",
+                op.element.c_name(),
+                ty.c_name()
+            ));
+        }
+    }
+    if variant.segments == Segments::Columns {
+        return Err(CodegenError::InvalidVariant(
+            "column scans cannot fuse lift and project yet: their kernel stages rows of a strip, not the tile loads the fused reads plug into".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Renders the fused scan of `op` with `transform`: the kernels read the transform's input
+/// arrays (lifting each position with its index as they load a tile) and write its output type
+/// (projecting as they store): one read of the inputs, one write of the outputs. Every
+/// algorithm and variant but column scans ([`CodegenError::InvalidVariant`]). Full tiles use
+/// scalar (warp-coalesced) accesses: no vectors and no L2 prefetch, which assume one array of
+/// elements.
+pub fn generate_fused(
+    op: &OpSpec,
+    transform: &TransformSpec,
+    algorithm: Algorithm,
+    mode: ScanMode,
+    variant: ScanVariant,
+    policy: TuningPolicy,
+) -> Result<GeneratedScan, CodegenError> {
+    validate_op(op)?;
+    validate_transform(op, transform, variant)?;
+    render_scan(op, Some(transform), algorithm, mode, variant, policy)
+}
+
+/// The C type of a fused array's values.
+fn array_c_type(op: &OpSpec, ty: &ElementType) -> String {
+    if *ty == op.element {
+        "V".into()
+    } else {
+        ty.c_name().to_string()
+    }
+}
+
 /// The kernel parameters a segment rule adds (C), and the `ScanSegments` initializer that
 /// reads them.
 fn segment_parameters(segments: Segments) -> (&'static str, &'static str) {
@@ -345,6 +443,17 @@ pub fn generate_variant(
     policy: TuningPolicy,
 ) -> Result<GeneratedScan, CodegenError> {
     validate_op(op)?;
+    render_scan(op, None, algorithm, mode, variant, policy)
+}
+
+fn render_scan(
+    op: &OpSpec,
+    transform: Option<&TransformSpec>,
+    algorithm: Algorithm,
+    mode: ScanMode,
+    variant: ScanVariant,
+    policy: TuningPolicy,
+) -> Result<GeneratedScan, CodegenError> {
     let elem_size = op.element.size();
     let elem_align = op.element.align();
     let mut policy = policy;
@@ -363,6 +472,13 @@ pub fn generate_variant(
     } else {
         elem_size
     };
+    if transform.is_some() {
+        // Fused reads and writes go through lift and project one element at a time (arrays of
+        // other types than the element); both the vector path and the bulk L2 prefetch assume
+        // one contiguous array of elements.
+        policy.vector_bytes = 1;
+        policy.l2_prefetch_tiles = 0;
+    }
     let strided = matches!(variant.segments, Segments::Rows { strided: true });
     if strided {
         // The L2 prefetch asks for a tile's bytes as one contiguous range; strided rows have none.
@@ -459,6 +575,8 @@ pub fn generate_variant(
         },
     );
 
+    insert_io(&mut ctx, op, transform);
+
     ctx.insert("block_threads", &policy.block_threads);
     ctx.insert("items_per_thread", &policy.items_per_thread);
     ctx.insert("min_blocks_per_sm", &policy.min_blocks_per_sm.max(1));
@@ -466,8 +584,13 @@ pub fn generate_variant(
     ctx.insert("warps", &(policy.block_threads / 32));
     ctx.insert("words", &layout::elem_words(scanned_size));
 
-    let pad_every = layout::smem_pad_every(elem_size, policy.items_per_thread);
+    let (pad_every, pad_elems) = layout::smem_padding(elem_size, policy.items_per_thread);
+    ctx.insert(
+        "packed",
+        &layout::packs_items(elem_size, policy.items_per_thread),
+    );
     ctx.insert("pad_every", &pad_every);
+    ctx.insert("pad_elems", &pad_elems);
     ctx.insert("bank_row_bytes", &layout::BANK_ROW_BYTES);
     ctx.insert(
         "smem_tile_elems",
@@ -517,7 +640,59 @@ pub fn generate_variant(
         elem_size,
         elem_align,
         scanned_size,
+        transform: transform.cloned(),
     })
+}
+
+/// The kernels' array parameters (`in_params`, `out_param`), the lines that wrap them for the
+/// tile code (`in_setup`, `out_setup`), and the fused section's values.
+fn insert_io(ctx: &mut tera::Context, op: &OpSpec, transform: Option<&TransformSpec>) {
+    let Some(t) = transform else {
+        ctx.insert("fused", &false);
+        ctx.insert("in_params", "const V* in");
+        ctx.insert("out_param", "V* out");
+        ctx.insert("in_setup", "");
+        ctx.insert("out_setup", "");
+        return;
+    };
+    ctx.insert("fused", &true);
+    let types: Vec<String> = t.inputs.iter().map(|i| array_c_type(op, i)).collect();
+    let in_params: Vec<String> = types
+        .iter()
+        .enumerate()
+        .map(|(k, ty)| format!("const {ty}* in{k}"))
+        .collect();
+    ctx.insert("in_params", &in_params.join(", "));
+    let output = array_c_type(op, &t.output);
+    ctx.insert("out_param", &format!("{output}* out_values"));
+    let arrays: Vec<String> = (0..types.len()).map(|k| format!("in{k}")).collect();
+    ctx.insert(
+        "in_setup",
+        &format!("const ScanFusedInput in = {{{}}};", arrays.join(", ")),
+    );
+    ctx.insert("out_setup", "const ScanFusedOutput out = {out_values};");
+    #[derive(serde::Serialize)]
+    struct Input {
+        ty: String,
+        param: String,
+    }
+    let inputs: Vec<Input> = types
+        .iter()
+        .zip(&t.lift_params)
+        .map(|(ty, p)| Input {
+            ty: ty.clone(),
+            param: p.clone(),
+        })
+        .collect();
+    ctx.insert("fused_inputs", &inputs);
+    ctx.insert("fused_index", &t.lift_params[t.inputs.len()]);
+    ctx.insert("fused_output", &output);
+    ctx.insert("fused_output_size", &t.output.size());
+    let sizes: Vec<usize> = t.inputs.iter().map(|i| i.size()).collect();
+    ctx.insert("fused_input_sizes", &sizes);
+    ctx.insert("lift_body", &indent_body(&t.lift_body));
+    ctx.insert("project_param", &t.project_param);
+    ctx.insert("project_body", &indent_body(&t.project_body));
 }
 
 /// Deterministic layout: no trailing whitespace, at most one blank line in a row, no blank line

@@ -10,9 +10,10 @@ mod common;
 
 use cudarc::nvrtc::{result, sys};
 use scan_codegen::{
-    generate_variant, snapshot_name, Algorithm, GeneratedScan, ScanMode, ScanVariant, TuningPolicy,
+    generate_fused, generate_variant, snapshot_name, Algorithm, GeneratedScan, ScanMode,
+    ScanVariant, TuningPolicy,
 };
-use scan_core::{BuiltinOp, OpSpec};
+use scan_core::{BuiltinOp, OpSpec, TransformSpec};
 use std::ffi::CString;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +31,8 @@ struct Job {
     /// elements); Some: an unusual shape, which only has to compile.
     policy: Option<TuningPolicy>,
     variant: ScanVariant,
+    /// A fused lift/project (`generate_fused`).
+    transform: Option<TransformSpec>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -227,6 +230,7 @@ fn jobs() -> Vec<Job> {
                         sm,
                         policy: None,
                         variant: ScanVariant::FLAT,
+                        transform: None,
                     });
                 }
             }
@@ -267,6 +271,7 @@ fn jobs() -> Vec<Job> {
                         sm: 90,
                         policy: Some(TuningPolicy::new(block_threads, items_per_thread)),
                         variant: ScanVariant::FLAT,
+                        transform: None,
                     });
                 }
             }
@@ -308,6 +313,7 @@ fn jobs() -> Vec<Job> {
                         ..TuningPolicy::new(block_threads, items_per_thread)
                     }),
                     variant: ScanVariant::FLAT,
+                    transform: None,
                 });
             }
         }
@@ -350,6 +356,46 @@ fn jobs() -> Vec<Job> {
                             sm,
                             policy: None,
                             variant,
+                            transform: None,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    // Fused lift/project (Kadane from i64, argmin from f32 with the index, an affine
+    // recurrence from two f32 arrays): every algorithm and mode, and for the recurrence every
+    // variant a fused scan supports (all but column scans).
+    for (op, transform) in common::fused_ops() {
+        let ty = op.element.c_name().to_string();
+        let mut variants = vec![ScanVariant::FLAT];
+        if op.name == "affine_compose" {
+            variants.extend(
+                common::variants()
+                    .into_iter()
+                    .filter(|v| v.segments != scan_codegen::Segments::Columns),
+            );
+        }
+        for variant in variants {
+            for algorithm in Algorithm::ALL {
+                if variant.supported_by(algorithm).is_err() {
+                    continue;
+                }
+                for mode in ScanMode::ALL {
+                    for sm in ARCHS {
+                        jobs.push(Job {
+                            name: format!(
+                                "{}__fused{}",
+                                snapshot_name(&op.name, &ty, algorithm, mode),
+                                variant.name_suffix()
+                            ),
+                            op: op.clone(),
+                            algorithm,
+                            mode,
+                            sm,
+                            policy: None,
+                            variant,
+                            transform: Some(transform.clone()),
                         });
                     }
                 }
@@ -386,9 +432,11 @@ fn compile_and_assemble(
     job: &Job,
     policy: TuningPolicy,
 ) -> Result<(Vec<FunctionInfo>, String), String> {
-    let generated: GeneratedScan =
-        generate_variant(&job.op, job.algorithm, job.mode, job.variant, policy)
-            .map_err(|e| format!("generate: {e}"))?;
+    let generated: GeneratedScan = match &job.transform {
+        None => generate_variant(&job.op, job.algorithm, job.mode, job.variant, policy),
+        Some(t) => generate_fused(&job.op, t, job.algorithm, job.mode, job.variant, policy),
+    }
+    .map_err(|e| format!("generate: {e}"))?;
     let (ptx, log) = nvrtc_compile(&generated.source, &job.name, job.sm)?;
     // SCANGEN_NVRTC_DUMP=dir writes each source and its PTX there, for inspection.
     if let Ok(dir) = std::env::var("SCANGEN_NVRTC_DUMP") {

@@ -99,3 +99,84 @@ fn variants() {
         }
     }
 }
+
+/// Fused lift/project (common::fused_ops: Kadane from i64, argmin from f32 with the index, an
+/// affine recurrence from two f32 arrays) for every algorithm and mode, plus the recurrence
+/// reversed and segmented by flags (single-pass). Named `<op>__<type>__<algo>__<mode>__fused...`.
+#[test]
+fn fused() {
+    use scan_codegen::{generate_fused, ScanVariant, Segments};
+    for (op, t) in common::fused_ops() {
+        let ty = op.element.c_name().to_string();
+        let mut variants = vec![ScanVariant::FLAT];
+        if op.name == "affine_compose" {
+            variants.push(ScanVariant::FLAT.reverse());
+            variants.push(ScanVariant::FLAT.segments(Segments::Flags));
+        }
+        for variant in variants {
+            for algorithm in Algorithm::ALL {
+                if variant.supported_by(algorithm).is_err() {
+                    continue;
+                }
+                for mode in ScanMode::ALL {
+                    let policy = TuningPolicy::for_target(90, algorithm, op.element.size());
+                    let g = generate_fused(&op, &t, algorithm, mode, variant, policy)
+                        .expect("generates");
+                    assert_eq!(g.input_arrays(), t.inputs.len());
+                    assert_eq!(g.policy.l2_prefetch_tiles, 0, "no bulk prefetch when fused");
+                    insta::assert_snapshot!(
+                        format!(
+                            "{}__fused{}",
+                            snapshot_name(&op.name, &ty, algorithm, mode),
+                            variant.name_suffix()
+                        ),
+                        snapshot_source(&g.source)
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A fused transform is checked before rendering: columns are refused with the reason, and
+/// input arrays of a struct other than the element are refused.
+#[test]
+fn fused_refusals_are_typed() {
+    use scan_codegen::{generate_fused, CodegenError, ScanVariant, Segments};
+    let (op, t) = common::fused_ops().remove(2);
+    let p = TuningPolicy::for_target(90, Algorithm::SinglePass, op.element.size());
+    let e = generate_fused(
+        &op,
+        &t,
+        Algorithm::SinglePass,
+        ScanMode::Inclusive,
+        ScanVariant::FLAT.segments(Segments::Columns),
+        p,
+    )
+    .unwrap_err();
+    assert!(matches!(e, CodegenError::InvalidVariant(_)), "{e}");
+    let mut bad = t.clone();
+    bad.inputs[0] = common::stats_12().element;
+    let e = generate_fused(
+        &op,
+        &bad,
+        Algorithm::SinglePass,
+        ScanMode::Inclusive,
+        ScanVariant::FLAT,
+        p,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("primitive or the element"), "{e}");
+    let mut bad = t;
+    bad.lift_params.pop();
+    let e = generate_fused(
+        &op,
+        &bad,
+        Algorithm::SinglePass,
+        ScanMode::Inclusive,
+        ScanVariant::FLAT,
+        p,
+    )
+    .unwrap_err();
+    assert!(matches!(e, CodegenError::InvalidOp(_)), "{e}");
+}

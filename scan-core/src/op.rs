@@ -1,7 +1,7 @@
 //! The trait that ties an operator's Rust (CPU) definition to its C (GPU) lowering.
 
 use crate::element::ScanElement;
-use crate::spec::OpSpec;
+use crate::spec::{OpSpec, TransformSpec};
 
 /// An associative operator with an identity element.
 ///
@@ -24,4 +24,29 @@ pub trait ScanOp: 'static {
 
     /// The operator lowered to C, for code generation.
     fn device_op() -> OpSpec;
+}
+
+/// How an operator's input values become elements and its elements become outputs, so that a
+/// scan (or a reduction) reads the inputs and writes the outputs of their own types, fused into
+/// the kernels: nothing lifted is ever stored.
+///
+/// Users write `fn lift` and/or `fn project` inside their `#[scan_op] impl ScanOp`, which
+/// generates this impl (a missing side is the identity): `lift(a: A, b: B, index: u64) -> Elem`
+/// reads one value from each input array (`Input = (A, B)`; one array: `Input = A`) with the
+/// position `index` of those values in their arrays; `project(e: Elem) -> Out`.
+pub trait Transform: ScanOp {
+    /// What one position of the input arrays holds: a primitive or the element for one array,
+    /// a tuple of them for several (structure of arrays).
+    type Input: Copy + Send + Sync + 'static;
+    /// What the scan writes: a primitive or the element.
+    type Output: ScanElement;
+
+    /// The element of the input values at position `index`.
+    fn lift(input: Self::Input, index: u64) -> Self::Elem;
+
+    /// The output of an element (a scan's result at one position).
+    fn project(elem: Self::Elem) -> Self::Output;
+
+    /// `lift` and `project` lowered to C, for code generation.
+    fn device_transform() -> TransformSpec;
 }

@@ -70,3 +70,43 @@ pub struct OpSpec {
     /// Body of `scan_identity()`: C++ statements ending in `return` of the identity element.
     pub identity_body: String,
 }
+
+/// How an operator's inputs become elements (`lift`) and its elements become outputs
+/// (`project`), lowered to C++: what a fused scan (one read of the inputs, one write of the
+/// outputs) generates around the scan. The generated kernel defines
+/// ```c
+/// __device__ __forceinline__ V scan_user_lift(<I0> <p0>, ..., u64 <index>) { <lift_body> }
+/// __device__ __forceinline__ O scan_user_project(V <project_param>) { <project_body> }
+/// ```
+/// where `index` is the position of the input values in their arrays.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TransformSpec {
+    /// The type of each input array, in `lift`'s parameter order: a primitive or the operator's
+    /// element. At least one.
+    pub inputs: Vec<ElementType>,
+    /// C++ names of `lift`'s parameters: one per input, then the element index (`u64`).
+    pub lift_params: Vec<String>,
+    /// Body of `scan_user_lift`: C++ statements ending in `return` of an element.
+    pub lift_body: String,
+    /// The type of the output array: a primitive or the operator's element.
+    pub output: ElementType,
+    /// C++ name of `project`'s parameter (an element).
+    pub project_param: String,
+    /// Body of `scan_user_project`: C++ statements ending in `return` of an output value.
+    pub project_body: String,
+}
+
+impl TransformSpec {
+    /// The transform of an operator without `lift` or `project`: one input array of elements,
+    /// elements out (`lift(x, _) = x`, `project(e) = e`).
+    pub fn identity(element: &ElementType) -> TransformSpec {
+        TransformSpec {
+            inputs: vec![element.clone()],
+            lift_params: vec!["x".into(), "index".into()],
+            lift_body: "(void)index;\nreturn x;".into(),
+            output: element.clone(),
+            project_param: "e".into(),
+            project_body: "return e;".into(),
+        }
+    }
+}

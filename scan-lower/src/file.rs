@@ -381,4 +381,21 @@ impl OpsFile {
         let element = self.element_type(&lowered.elem_ty)?;
         Ok(lowered.to_op_spec(element))
     }
+
+    /// The operator `name` and its `lift`/`project` (`None` when it has neither), lowered.
+    pub fn op_transform(
+        &self,
+        name: &str,
+    ) -> Result<(OpSpec, Option<scan_core::TransformSpec>), FileError> {
+        let spec = self.op_spec(name)?;
+        let (item, module) = self.op_item(name).expect("op_spec found it");
+        let mut scope = Scope::module(module);
+        scope.add_structs(&self.all_items);
+        let lowered = lower_impl_in(item, &scope).map_err(FileError::from)?;
+        let transform = lowered
+            .transform
+            .as_ref()
+            .map(|t| t.to_transform_spec(&spec.element));
+        Ok((spec, transform))
+    }
 }

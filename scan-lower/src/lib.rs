@@ -74,14 +74,15 @@ mod methods;
 mod names;
 mod op;
 
-pub use element::{element_struct, prim_of_type, ElementStruct, FieldShape};
+pub use element::{element_struct, ElementStruct, FieldShape};
 pub use emit::ElemRef;
 pub use error::{Error, Errors};
-pub use eval::{EvalError, EvalOp};
+pub use eval::{EvalError, EvalOp, ValueLayout};
 pub use file::{parse_ops_file, FileDiagnostic, FileError, OpsFile};
-pub use names::{field_name, struct_name};
+pub use names::struct_name;
 pub use op::{
-    check_impl, elem_ref, is_scan_op_attr, lower_impl, lower_impl_in, ImplShape, LoweredOp, Scope,
+    check_impl, is_scan_op_attr, lower_impl, lower_impl_in, ImplShape, LoweredOp, LoweredTransform,
+    Scope, MAX_LIFT_INPUTS,
 };
 
 /// The Rust-semantics C++ helpers every generated kernel includes.
@@ -112,8 +113,3 @@ static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return (unsigned long long)(((unsigned __int128)a * b) >> 64); }
 "#;
-
-/// The names of the methods (and `T::method` functions) that lower to CUDA.
-pub fn supported_methods() -> Vec<&'static str> {
-    methods::METHODS.iter().map(|m| m.name).collect()
-}

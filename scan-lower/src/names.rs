@@ -179,8 +179,9 @@ pub fn field_name(rust: &str) -> String {
     }
 }
 
-/// The C++ name of a struct: as [`field_name`], and also renamed unless it starts with an
-/// uppercase letter, since a lowercase name may be any of CUDA's global types and functions.
+/// The C++ name of a struct: as a field's (C++ keywords and reserved names renamed), and also
+/// renamed unless it starts with an uppercase letter, since a lowercase name may be any of
+/// CUDA's global types and functions.
 pub fn struct_name(rust: &str) -> String {
     let rust = unraw(rust);
     let upper = rust.chars().next().is_some_and(|c| c.is_ascii_uppercase());

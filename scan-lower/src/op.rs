@@ -3,7 +3,7 @@
 use crate::emit::{Ctx, ElemRef, Lowerer};
 use crate::error::Errors;
 use crate::ir::{collect_items, Builder, Item, StructInfo};
-use scan_core::{ElementType, OpSpec, PrimType};
+use scan_core::{ElementType, OpSpec, PrimType, TransformSpec};
 use syn::spanned::Spanned;
 
 impl std::fmt::Debug for LoweredOp {
@@ -16,6 +16,13 @@ impl std::fmt::Debug for LoweredOp {
             .field("rhs", &self.rhs)
             .field("combine_body", &self.combine_body)
             .field("identity_body", &self.identity_body)
+            .field(
+                "transform",
+                &self
+                    .transform
+                    .as_ref()
+                    .map(|t| (&t.lift_params, &t.lift_body, &t.project_body)),
+            )
             .finish()
     }
 }
@@ -31,6 +38,8 @@ impl std::fmt::Debug for ImplShape {
             .field("bad_combine", &self.bad_combine)
             .field("has_device_op", &self.has_device_op)
             .field("elem_unsupported", &self.elem_unsupported)
+            .field("bad_lift", &self.bad_lift)
+            .field("bad_project", &self.bad_project)
             .finish()
     }
 }
@@ -53,7 +62,52 @@ pub struct LoweredOp {
     pub combine_body: String,
     /// `identity`'s body as C++ statements ([`OpSpec::identity_body`]).
     pub identity_body: String,
+    /// `fn lift` / `fn project`, when the impl has either (the other is then the identity).
+    pub transform: Option<LoweredTransform>,
 }
+
+/// An operator's `lift` and `project` lowered to C++ (scan_core::TransformSpec before the
+/// element's layout is known). A side the user did not write is the identity.
+#[derive(Clone)]
+pub struct LoweredTransform {
+    /// The Rust type of each input array (`lift`'s parameters but the index), as written.
+    pub inputs: Vec<(syn::Type, ElemRef)>,
+    /// C++ names of `lift`'s parameters: the inputs, then the index.
+    pub lift_params: Vec<String>,
+    /// `lift`'s body lowered to C++ statements (ends in a `return` of the element).
+    pub lift_body: String,
+    /// The user wrote `fn lift` (else `lift(x, _) = x` on one array of elements).
+    pub has_lift: bool,
+    /// The Rust type `project` returns, as written.
+    pub output: (syn::Type, ElemRef),
+    /// C++ name of `project`'s parameter (the element).
+    pub project_param: String,
+    /// `project`'s body lowered to C++ statements (ends in a `return` of the output).
+    pub project_body: String,
+    /// The user wrote `fn project` (else `project(e) = e`).
+    pub has_project: bool,
+}
+
+impl LoweredTransform {
+    /// The transform for code generation, `element` being the operator's resolved element.
+    pub fn to_transform_spec(&self, element: &ElementType) -> TransformSpec {
+        let resolve = |r: &ElemRef| match r {
+            ElemRef::Prim(p) => ElementType::Prim(*p),
+            ElemRef::Struct(_) => element.clone(),
+        };
+        TransformSpec {
+            inputs: self.inputs.iter().map(|(_, r)| resolve(r)).collect(),
+            lift_params: self.lift_params.clone(),
+            lift_body: self.lift_body.clone(),
+            output: resolve(&self.output.1),
+            project_param: self.project_param.clone(),
+            project_body: self.project_body.clone(),
+        }
+    }
+}
+
+/// Most input arrays `lift` may read (scan_codegen::MAX_TRANSFORM_INPUTS).
+pub const MAX_LIFT_INPUTS: usize = 8;
 
 impl LoweredOp {
     /// The operator model of this operator, once its element type is resolved to `element`
@@ -90,6 +144,10 @@ pub struct ImplShape {
     pub has_device_op: bool,
     /// `type Elem` names a Rust primitive the GPU does not have (`u128`, `usize`).
     pub elem_unsupported: bool,
+    /// `fn lift` exists but its signature is wrong.
+    pub bad_lift: bool,
+    /// `fn project` exists but its signature is wrong.
+    pub bad_project: bool,
 }
 
 use crate::element::type_string;
@@ -269,7 +327,178 @@ pub fn check_impl(item: &syn::ItemImpl, errors: &mut Errors) -> ImplShape {
             shape.bad_combine = errors.len() > before;
         }
     }
+    if let Some(f) = find_fn(item, "lift") {
+        let before = errors.len();
+        common_sig_checks(&f.sig, errors);
+        check_lift_sig(&f.sig, &elem_shown, &is_elem, errors);
+        shape.bad_lift = errors.len() > before;
+    }
+    if let Some(f) = find_fn(item, "project") {
+        let before = errors.len();
+        common_sig_checks(&f.sig, errors);
+        check_project_sig(&f.sig, &elem_shown, &is_elem, errors);
+        shape.bad_project = errors.len() > before;
+    }
     shape
+}
+
+/// A type an input or output array can hold: a GPU primitive (`bool` is not one).
+fn array_prim(ty: &syn::Type) -> Option<PrimType> {
+    let simple = crate::element::simple_type_name(ty);
+    if simple
+        .as_deref()
+        .is_some_and(|n| crate::element::unsupported_prim(n).is_some())
+    {
+        return None;
+    }
+    crate::element::prim_of_type(ty)
+}
+
+fn plain_param(pat: &syn::Pat) -> bool {
+    matches!(pat, syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none())
+        || matches!(pat, syn::Pat::Wild(_))
+}
+
+/// `fn lift(<one value per input array>, index: u64) -> Elem`.
+fn check_lift_sig(
+    sig: &syn::Signature,
+    elem_shown: &str,
+    is_elem: &dyn Fn(&syn::Type) -> bool,
+    errors: &mut Errors,
+) {
+    let usage = format!("`fn lift(x: i64, index: u64) -> {elem_shown}`, one parameter per input array, then the element's index");
+    if sig.inputs.len() < 2 {
+        errors.push(
+            if sig.inputs.is_empty() {
+                sig.paren_token.span.join()
+            } else {
+                sig.inputs.span()
+            },
+            format!("`lift` takes the input values and the element index: {usage}"),
+        );
+    } else if sig.inputs.len() - 1 > MAX_LIFT_INPUTS {
+        errors.push(
+            sig.inputs.span(),
+            format!(
+                "`lift` reads at most {MAX_LIFT_INPUTS} input arrays, found {}",
+                sig.inputs.len() - 1
+            ),
+        );
+    }
+    let last = sig.inputs.len().saturating_sub(1);
+    for (k, arg) in sig.inputs.iter().enumerate() {
+        match arg {
+            syn::FnArg::Receiver(r) => {
+                errors.push(r.span(), format!("`lift` takes no `self`: {usage}"))
+            }
+            syn::FnArg::Typed(pt) => {
+                if !plain_param(&pt.pat) {
+                    errors.push(
+                        pt.pat.span(),
+                        "`lift`'s parameters must be plain names (destructuring cannot be lowered to CUDA)",
+                    );
+                }
+                if k == last && sig.inputs.len() >= 2 {
+                    if crate::element::prim_of_type(&pt.ty) != Some(PrimType::U64) {
+                        errors.push(
+                            pt.ty.span(),
+                            format!(
+                                "the last parameter of `lift` is the element's index in the input arrays: `index: u64`, found `{}`",
+                                type_string(&pt.ty)
+                            ),
+                        );
+                    }
+                } else if array_prim(&pt.ty).is_none() && !is_elem(&pt.ty) {
+                    errors.push(
+                        pt.ty.span(),
+                        format!(
+                            "a `lift` input is read from an array of primitives or of the element `{elem_shown}`, found `{}`",
+                            type_string(&pt.ty)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    check_return(sig, elem_shown, is_elem, errors, "lift");
+}
+
+/// `fn project(e: Elem) -> Out`, `Out` a primitive or the element.
+fn check_project_sig(
+    sig: &syn::Signature,
+    elem_shown: &str,
+    is_elem: &dyn Fn(&syn::Type) -> bool,
+    errors: &mut Errors,
+) {
+    if sig.inputs.len() != 1 {
+        errors.push(
+            if sig.inputs.is_empty() { sig.paren_token.span.join() } else { sig.inputs.span() },
+            format!(
+                "`project` takes exactly one element, found {} parameters: `fn project(e: {elem_shown}) -> i64`",
+                sig.inputs.len()
+            ),
+        );
+    }
+    for arg in &sig.inputs {
+        match arg {
+            syn::FnArg::Receiver(r) => errors.push(
+                r.span(),
+                format!("`project` takes no `self`: `fn project(e: {elem_shown}) -> i64`"),
+            ),
+            syn::FnArg::Typed(pt) => {
+                if !plain_param(&pt.pat) {
+                    errors.push(
+                        pt.pat.span(),
+                        "`project`'s parameter must be a plain name (destructuring cannot be lowered to CUDA)",
+                    );
+                }
+                if !is_elem(&pt.ty) {
+                    errors.push(
+                        pt.ty.span(),
+                        format!(
+                            "`project` takes the element: expected `{elem_shown}`, found `{}`",
+                            type_string(&pt.ty)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    match &sig.output {
+        syn::ReturnType::Default => errors.push(
+            sig.paren_token.span.close(),
+            format!("`project` must return the output value: add `-> {elem_shown}` or `-> ` a primitive"),
+        ),
+        syn::ReturnType::Type(_, ty) => {
+            if array_prim(ty).is_none() && !is_elem(ty) {
+                errors.push(
+                    ty.span(),
+                    format!(
+                        "`project` returns a primitive or the element `{elem_shown}` (what the output array holds), found `{}`",
+                        type_string(ty)
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// The name of a plain parameter (`None` for `_`).
+fn param_name(arg: &syn::FnArg) -> Option<String> {
+    match arg {
+        syn::FnArg::Typed(pt) => match &*pt.pat {
+            syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+            _ => None,
+        },
+        syn::FnArg::Receiver(_) => None,
+    }
+}
+
+fn arg_type(arg: &syn::FnArg) -> Option<&syn::Type> {
+    match arg {
+        syn::FnArg::Typed(pt) => Some(&pt.ty),
+        syn::FnArg::Receiver(_) => None,
+    }
 }
 
 fn prim_matches(elem: Option<&syn::Type>, ty: &syn::Type) -> bool {
@@ -427,6 +656,73 @@ pub fn lower_impl_in(item: &syn::ItemImpl, scope: &Scope) -> Result<LoweredOp, E
         rhs = names[1].clone();
         combine_body = body;
     }
+    let lift = find_fn(item, "lift");
+    let project = find_fn(item, "project");
+    let mut transform = None;
+    if lift.is_some() || project.is_some() {
+        let elem_ty_or = elem_ty.clone().unwrap_or_else(|| syn::parse_quote!(i32));
+        let as_ref = |ty: &syn::Type| match array_prim(ty) {
+            Some(p) => ElemRef::Prim(p),
+            None => elem_for_lowering.clone(),
+        };
+        let mut t = LoweredTransform {
+            inputs: vec![(elem_ty_or.clone(), elem_for_lowering.clone())],
+            lift_params: vec!["x".into(), "index".into()],
+            lift_body: "(void)index;\nreturn x;".into(),
+            has_lift: false,
+            output: (elem_ty_or, elem_for_lowering.clone()),
+            project_param: "e".into(),
+            project_body: "return e;".into(),
+            has_project: false,
+        };
+        if let Some(f) = lift.filter(|_| !shape.bad_lift) {
+            let block = Builder {
+                errors: &mut ctx.errors,
+                elem_name: elem_name.clone(),
+            }
+            .block(&f.block);
+            let inputs: Vec<(syn::Type, ElemRef)> = f
+                .sig
+                .inputs
+                .iter()
+                .take(f.sig.inputs.len() - 1)
+                .filter_map(arg_type)
+                .map(|ty| (ty.clone(), as_ref(ty)))
+                .collect();
+            let mut lw = Lowerer::transform_fn(&mut ctx, &op_name, &elem_for_lowering);
+            let mut params = Vec::new();
+            for (k, (arg, (_, r))) in f.sig.inputs.iter().zip(&inputs).enumerate() {
+                params.push(lw.param_of(param_name(arg).as_deref(), &format!("in{k}"), r));
+            }
+            let index = f.sig.inputs.last().and_then(param_name);
+            params.push(lw.param_of(index.as_deref(), "index", &ElemRef::Prim(PrimType::U64)));
+            let body = lw.body(&block);
+            t.inputs = inputs;
+            t.lift_params = params;
+            t.lift_body = body;
+            t.has_lift = true;
+        }
+        if let Some(f) = project.filter(|_| !shape.bad_project) {
+            let block = Builder {
+                errors: &mut ctx.errors,
+                elem_name: elem_name.clone(),
+            }
+            .block(&f.block);
+            let out_ty = match &f.sig.output {
+                syn::ReturnType::Type(_, ty) => (**ty).clone(),
+                syn::ReturnType::Default => unreachable!("checked by check_project_sig"),
+            };
+            let out_ref = as_ref(&out_ty);
+            let mut lw = Lowerer::transform_fn(&mut ctx, &op_name, &out_ref);
+            let name = f.sig.inputs.first().and_then(param_name);
+            let param = lw.param_of(name.as_deref(), "e", &elem_for_lowering);
+            t.project_body = lw.body(&block);
+            t.project_param = param;
+            t.output = (out_ty, out_ref);
+            t.has_project = true;
+        }
+        transform = Some(t);
+    }
     errors.extend(ctx.errors);
     let Some(elem) = elem else {
         return Err(errors);
@@ -439,6 +735,7 @@ pub fn lower_impl_in(item: &syn::ItemImpl, scope: &Scope) -> Result<LoweredOp, E
         rhs,
         combine_body,
         identity_body,
+        transform,
     })
 }
 

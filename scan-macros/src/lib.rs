@@ -133,6 +133,11 @@ fn element_impl(el: &scan_lower::ElementStruct) -> TokenStream2 {
 /// Lowers `combine` and `identity` of an `impl ScanOp for Op` to CUDA C++ and adds
 /// `fn device_op() -> ::scangen::OpSpec`. The impl itself is kept for the CPU.
 ///
+/// Optional `fn lift(x: In, .., index: u64) -> Elem` (one parameter per input array, then the
+/// element's index) and `fn project(e: Elem) -> Out` in the same impl are lowered too and
+/// become `impl ::scangen::Transform` (fused transform scans and reductions); a missing one is
+/// the identity.
+///
 /// On an inline module (`#[scan_op] mod ops { ... }`) it does so for every `impl ScanOp` in
 /// the module, and each operator also sees the module's `const`s, `fn`s and inherent impls,
 /// which it may call as helpers.
@@ -155,7 +160,11 @@ fn expand_impl(mut item: syn::ItemImpl, scope: &Scope, mut errors: Errors) -> To
         Ok(op) if errors.is_empty() => {
             let device_op = device_op_fn(&op);
             item.items.push(syn::parse_quote!(#device_op));
-            quote!(#item)
+            let transform = match &op.transform {
+                Some(t) => transform_impl(&mut item, &op, t),
+                None => quote!(),
+            };
+            quote!(#item #transform)
         }
         result => {
             if let Err(e) = result {
@@ -242,6 +251,107 @@ fn device_op_fn(op: &scan_lower::LoweredOp) -> TokenStream2 {
     }
 }
 
+/// Takes `fn lift` / `fn project` out of the `ScanOp` impl (they are not its members) and
+/// generates `impl ::scangen::Transform`: the user's functions become hidden inherent
+/// functions (same tokens, so rustc's errors point at the user's code), called by the trait's.
+fn transform_impl(
+    item: &mut syn::ItemImpl,
+    op: &scan_lower::LoweredOp,
+    t: &scan_lower::LoweredTransform,
+) -> TokenStream2 {
+    let mut moved: Vec<syn::ImplItemFn> = Vec::new();
+    item.items.retain(|it| match it {
+        syn::ImplItem::Fn(f) if f.sig.ident == "lift" || f.sig.ident == "project" => {
+            let mut f = f.clone();
+            f.sig.ident = format_ident!("__scangen_{}", f.sig.ident, span = f.sig.ident.span());
+            f.vis = syn::Visibility::Inherited;
+            f.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+            moved.push(f);
+            false
+        }
+        _ => true,
+    });
+    let self_ty = &item.self_ty;
+    let elem_ty = &op.elem_ty;
+    let type_tokens = |r: &ElemRef| match r {
+        ElemRef::Prim(p) => {
+            let pt = prim_tokens(*p);
+            quote!(::scangen::ElementType::Prim(#pt))
+        }
+        ElemRef::Struct(_) => quote!(<#elem_ty as ::scangen::ScanElement>::element_type()),
+    };
+    let input_types: Vec<&syn::Type> = t.inputs.iter().map(|(ty, _)| ty).collect();
+    let input_ty = if input_types.len() == 1 {
+        let ty = input_types[0];
+        quote!(#ty)
+    } else {
+        quote!((#(#input_types),*))
+    };
+    let input_specs = t.inputs.iter().map(|(_, r)| type_tokens(r));
+    let lift_fn = if t.has_lift {
+        let vars: Vec<syn::Ident> = (0..t.inputs.len())
+            .map(|k| format_ident!("__input{}", k))
+            .collect();
+        let unpack = if vars.len() == 1 {
+            let v = &vars[0];
+            quote!(let #v = input;)
+        } else {
+            quote!(let (#(#vars),*) = input;)
+        };
+        quote! {
+            fn lift(input: Self::Input, index: u64) -> Self::Elem {
+                #unpack
+                <#self_ty>::__scangen_lift(#(#vars,)* index)
+            }
+        }
+    } else {
+        quote! {
+            fn lift(input: Self::Input, _index: u64) -> Self::Elem {
+                input
+            }
+        }
+    };
+    let out_ty = &t.output.0;
+    let project_fn = if t.has_project {
+        quote! {
+            fn project(elem: Self::Elem) -> Self::Output {
+                <#self_ty>::__scangen_project(elem)
+            }
+        }
+    } else {
+        quote! {
+            fn project(elem: Self::Elem) -> Self::Output {
+                elem
+            }
+        }
+    };
+    let out_spec = type_tokens(&t.output.1);
+    let lift_params = &t.lift_params;
+    let (lift_body, project_param, project_body) =
+        (&t.lift_body, &t.project_param, &t.project_body);
+    quote! {
+        impl #self_ty {
+            #(#moved)*
+        }
+        impl ::scangen::Transform for #self_ty {
+            type Input = #input_ty;
+            type Output = #out_ty;
+            #lift_fn
+            #project_fn
+            fn device_transform() -> ::scangen::TransformSpec {
+                ::scangen::TransformSpec {
+                    inputs: ::std::vec![#(#input_specs),*],
+                    lift_params: ::std::vec![#(::std::string::String::from(#lift_params)),*],
+                    lift_body: ::std::string::String::from(#lift_body),
+                    output: #out_spec,
+                    project_param: ::std::string::String::from(#project_param),
+                    project_body: ::std::string::String::from(#project_body),
+                }
+            }
+        }
+    }
+}
+
 /// On error: the user's impl (so rustc still checks the Rust), stubs for what is missing or
 /// malformed (so rustc adds no follow-up errors), and one `compile_error!` per mistake.
 fn failed(mut item: syn::ItemImpl, errors: &Errors) -> TokenStream2 {
@@ -254,7 +364,11 @@ fn failed(mut item: syn::ItemImpl, errors: &Errors) -> TokenStream2 {
     if is_scan_op_impl && shape.elem_ty.is_some() {
         item.items.retain(|it| match it {
             syn::ImplItem::Fn(f) => {
+                // lift/project are not members of ScanOp: without the generated Transform impl
+                // they would only add rustc's follow-up errors.
                 !(f.sig.ident == "device_op"
+                    || f.sig.ident == "lift"
+                    || f.sig.ident == "project"
                     || (f.sig.ident == "identity" && shape.bad_identity)
                     || (f.sig.ident == "combine" && shape.bad_combine))
             }

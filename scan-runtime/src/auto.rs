@@ -233,6 +233,26 @@ where
     }
 }
 
+/// The backend choice of [`auto`] for any scanner kind: `gpu` builds it on device 0 when the
+/// GPU stack is usable, `cpu` on the CPU with the reason it stands in.
+pub(crate) fn choose<R>(
+    opts: ScanOptions,
+    gpu: impl FnOnce(Gpu, ScanOptions) -> Result<R, ScanError>,
+    cpu: impl FnOnce(ScanOptions, String) -> R,
+) -> Result<R, ScanError> {
+    let choice = backend_choice();
+    if choice == BackendChoice::Cpu {
+        return Ok(cpu(opts, "SCANGEN_BACKEND=cpu".into()));
+    }
+    match Gpu::new(0).and_then(|g| nvrtc_available().map(|()| g)) {
+        Ok(g) => gpu(g, opts),
+        Err(e) if e.is_unavailable() && choice == BackendChoice::Auto => {
+            Ok(cpu(opts, fallback_reason(&e)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,6 +70,24 @@ pub enum ScanError {
         output: u64,
     },
 
+    /// The input arrays of a fused transform scan or reduction differ in length (checked
+    /// before any launch).
+    #[error("the input arrays of a transform must have one length; their lengths are {lens:?}")]
+    InputLengths {
+        /// The length of each input array, in the order `lift` takes them.
+        lens: Vec<u64>,
+    },
+
+    /// The Rust types of a transform's input arrays differ in size from what its `lift`
+    /// declares: the arrays do not match the operator.
+    #[error("input array layout mismatch: the operator's lift reads values of {declared:?} bytes, the arrays hold {actual:?}")]
+    InputLayout {
+        /// Bytes per value of each input `lift` declares.
+        declared: Vec<usize>,
+        /// Bytes per value of each array given.
+        actual: Vec<usize>,
+    },
+
     /// An initial-value or total buffer of a scan has no element (checked before any launch).
     #[error("the scan's {what} buffer is empty; it needs one element")]
     EmptyExtra {

@@ -11,9 +11,10 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
 use scan_codegen::{
-    generate_variant, Algorithm, CodegenError, GeneratedScan, ScanMode, ScanVariant, TuningPolicy,
+    generate_fused, generate_variant, Algorithm, CodegenError, GeneratedScan, ScanMode,
+    ScanVariant, TuningPolicy,
 };
-use scan_core::{OpSpec, ScanOp};
+use scan_core::{OpSpec, ScanOp, TransformSpec};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -54,6 +55,8 @@ pub(crate) struct ModuleKey {
     pub(crate) mode: ScanMode,
     pub(crate) variant: ScanVariant,
     pub(crate) policy: TuningPolicy,
+    /// A fused lift/project (`generate_fused`); `None` for a plain scan.
+    pub(crate) transform: Option<TransformSpec>,
 }
 
 /// A generated scan loaded into a context: its module and entry points.
@@ -64,6 +67,10 @@ pub(crate) struct LoadedScan {
     functions: [Option<CudaFunction>; 4],
     /// The most local memory (bytes per thread) any of the kernels uses.
     pub(crate) local_bytes: u32,
+    /// For a fused hierarchical module: the plain module of the same op and tile, whose
+    /// `ReduceTiles` reduces the upper levels. (The fused `ReduceTiles` lifts the input arrays,
+    /// so it reads level 0 only; the upper levels hold elements. Needed from 3 levels on.)
+    levels: Option<Arc<LoadedScan>>,
 }
 
 impl LoadedScan {
@@ -71,6 +78,20 @@ impl LoadedScan {
         self.functions[kernel as usize]
             .as_ref()
             .expect("the plan only uses the algorithm's kernels")
+    }
+
+    /// The function that runs `launch`: the level reduction of a fused module comes from its
+    /// plain sibling.
+    pub(crate) fn function_for(&self, launch: &crate::launch_plan::Launch) -> &CudaFunction {
+        match &self.levels {
+            Some(plain)
+                if launch.kernel == Kernel::ReduceTiles
+                    && launch.input != crate::launch_plan::Buffer::Input =>
+            {
+                plain.function(Kernel::ReduceTiles)
+            }
+            _ => self.function(launch.kernel),
+        }
     }
 }
 
@@ -200,6 +221,18 @@ impl Gpu {
     where
         Op::Elem: DeviceRepr,
     {
+        self.scanner_with::<Op>(opts, None)
+    }
+
+    /// [`Gpu::scanner`], fused with `transform` when given.
+    pub(crate) fn scanner_with<Op: ScanOp>(
+        &self,
+        opts: ScanOptions,
+        transform: Option<TransformSpec>,
+    ) -> Result<Scanner<Op>, ScanError>
+    where
+        Op::Elem: DeviceRepr,
+    {
         let op = Op::device_op();
         let declared = op.element.size();
         let actual = std::mem::size_of::<Op::Elem>();
@@ -221,6 +254,7 @@ impl Gpu {
                         mode: opts.mode,
                         variant: opts.variant,
                         policy,
+                        transform: transform.clone(),
                     },
                 )
             }
@@ -232,6 +266,7 @@ impl Gpu {
             mode: opts.mode,
             variant: opts.variant,
             policy,
+            transform,
         })?;
         Ok(Scanner::new(self.clone(), loaded, small))
     }
@@ -266,8 +301,12 @@ impl Gpu {
         .entered();
         let mut policy = key.policy;
         let (generated, module, functions, local_bytes) = loop {
-            let generated =
-                generate_variant(&key.op, key.algorithm, key.mode, key.variant, policy)?;
+            let generated = match &key.transform {
+                None => generate_variant(&key.op, key.algorithm, key.mode, key.variant, policy)?,
+                Some(t) => {
+                    generate_fused(&key.op, t, key.algorithm, key.mode, key.variant, policy)?
+                }
+            };
             let image =
                 compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
             let module = self
@@ -301,11 +340,30 @@ impl Gpu {
             }
         };
         tracing::debug!(policy = ?generated.policy, local_bytes, "module loaded");
+        let levels = match &key.transform {
+            Some(_) if key.algorithm.is_hierarchical() => {
+                let plain = self.load(ModuleKey {
+                    transform: None,
+                    ..key.clone()
+                })?;
+                if crate::abi::tile_items(&plain.generated) != crate::abi::tile_items(&generated) {
+                    return Err(ScanError::Codegen(CodegenError::InvalidVariant(format!(
+                        "the plain module for a fused scan's upper levels has another tile ({} \
+                         items, the fused one {})",
+                        crate::abi::tile_items(&plain.generated),
+                        crate::abi::tile_items(&generated)
+                    ))));
+                }
+                Some(plain)
+            }
+            _ => None,
+        };
         let loaded = Arc::new(LoadedScan {
             generated,
             _module: module,
             functions,
             local_bytes: local_bytes.max(0) as u32,
+            levels,
         });
         let mut modules = self.inner.modules.lock().expect("module cache poisoned");
         Ok(modules.entry(key).or_insert(loaded).clone())

@@ -394,6 +394,7 @@ mod tests {
             elem_size: 4,
             elem_align: 4,
             scanned_size: 4,
+            transform: None,
         };
         let tile = crate::abi::tile_items(&generated);
         for n in [1, 511, 512, 513, 262_144, 262_145, 1 << 38] {

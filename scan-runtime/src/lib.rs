@@ -74,7 +74,7 @@ mod capture;
 mod column_plan;
 pub mod compile;
 pub mod cpu;
-pub mod cpu_variant;
+mod cpu_variant;
 mod device_buffer;
 pub mod disk_cache;
 mod error;
@@ -86,6 +86,7 @@ mod reduce;
 mod scanner;
 mod segments;
 pub mod sharded;
+mod transform;
 mod workspace;
 
 pub use auto::{auto, AnyScanner, Scan};
@@ -102,6 +103,10 @@ pub use sharded::{
     scan_sharded_cpu, DeviceShardExchange, ShardError, ShardExchange, ShardedScanner,
     ThreadExchange,
 };
+pub use transform::{
+    auto_transform, AnyTransformScanner, DeviceInputs, HostInputs, TransformReducer,
+    TransformScanner,
+};
 
 /// cudarc, re-exported: device buffers and streams (`cudarc::driver::{CudaSlice, CudaStream}`)
 /// and the `DeviceRepr` trait element types implement.
@@ -110,4 +115,4 @@ pub use scan_codegen::{
     Algorithm, Direction, OffsetWidth, ScanMode, ScanVariant, Segments, TuningPolicy,
 };
 pub use scan_core::builtin;
-pub use scan_core::{ScanElement, ScanOp};
+pub use scan_core::{ScanElement, ScanOp, Transform};

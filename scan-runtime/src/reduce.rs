@@ -29,6 +29,9 @@ pub struct Reducer<Op: ScanOp> {
     gpu: Gpu,
     loaded: Arc<LoadedScan>,
     tile: u64,
+    /// The fused (lift) module whose `scangen_reduce_tiles` reads the input arrays: the first
+    /// level of a transform reduction ([`crate::TransformReducer`]).
+    pub(crate) lifted: Option<Arc<LoadedScan>>,
     workspace: Workspace,
     _op: PhantomData<fn() -> Op>,
 }
@@ -70,6 +73,17 @@ impl ReducePlan {
         Ok(ReducePlan { lens, tile })
     }
 
+    /// The plan of a reduction whose first level lifts the input arrays: that level always
+    /// runs (even for one tile), since only `scangen_reduce_tiles` of the fused module reads
+    /// them; the levels after it are plain elements.
+    pub(crate) fn lifted(n: u64, tile: u64) -> Result<ReducePlan, ScanError> {
+        let mut plan = ReducePlan::new(n, tile)?;
+        if plan.lens.len() == 1 {
+            plan.lens.push(n.div_ceil(tile));
+        }
+        Ok(plan)
+    }
+
     /// Elements of scratch: every level after the input, then one tile for the final scan's
     /// (discarded) output.
     pub(crate) fn scratch_elems(&self) -> u64 {
@@ -102,12 +116,14 @@ impl Gpu {
             mode: ScanMode::Inclusive,
             variant: scan_codegen::ScanVariant::FLAT,
             policy: TuningPolicy::for_target(self.sm(), algorithm, declared),
+            transform: None,
         })?;
         let tile = crate::abi::tile_items(&loaded.generated);
         Ok(Reducer {
             gpu: self.clone(),
             loaded,
             tile,
+            lifted: None,
             workspace: Workspace::new(),
             _op: PhantomData,
         })
@@ -139,7 +155,10 @@ where
                 needs: "Reducer::prepare itself (it allocates)".into(),
             });
         }
-        let plan = ReducePlan::new(n, self.tile)?;
+        let plan = match self.lifted {
+            Some(_) => ReducePlan::lifted(n, self.tile)?,
+            None => ReducePlan::new(n, self.tile)?,
+        };
         self.workspace.follow(stream, Capture::None)?;
         self.workspace.reserve(stream, self.needs(&plan))?;
         self.workspace
@@ -226,6 +245,40 @@ where
         init: CUdeviceptr,
         total: CUdeviceptr,
     ) -> Result<(), ScanError> {
+        // SAFETY: the caller's contract.
+        unsafe { self.reduce_levels(stream, None, input, n, init, total) }
+    }
+
+    /// The reduction of `n` positions of the input arrays `inputs` through the fused lift.
+    ///
+    /// # Safety
+    ///
+    /// As [`Reducer::reduce_device_ptr`], each input array valid for `n` values of its type.
+    pub(crate) unsafe fn reduce_arrays_ptr(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        inputs: &[CUdeviceptr],
+        n: u64,
+        init: CUdeviceptr,
+        total: CUdeviceptr,
+    ) -> Result<(), ScanError> {
+        let lifted = self.lifted.clone().expect("a transform reducer");
+        assert_eq!(inputs.len(), lifted.generated.input_arrays());
+        // SAFETY: the caller's contract.
+        unsafe { self.reduce_levels(stream, Some((&lifted, inputs)), 0, n, init, total) }
+    }
+
+    /// The launches of a reduction: level 0 from `input`, or through the lift of `lifted`'s
+    /// arrays when given.
+    unsafe fn reduce_levels(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        lifted: Option<(&Arc<LoadedScan>, &[CUdeviceptr])>,
+        input: CUdeviceptr,
+        n: u64,
+        init: CUdeviceptr,
+        total: CUdeviceptr,
+    ) -> Result<(), ScanError> {
         self.check_device(stream)?;
         let capture = capture::status(stream)?;
         let elem = std::mem::size_of::<Op::Elem>();
@@ -246,7 +299,10 @@ where
             }
             .map_err(driver("writing the total of an empty reduction"));
         }
-        let plan = ReducePlan::new(n, self.tile)?;
+        let plan = match lifted {
+            Some(_) => ReducePlan::lifted(n, self.tile)?,
+            None => ReducePlan::new(n, self.tile)?,
+        };
         let needs = self.needs(&plan);
         if capture == Capture::Active {
             if let Some(missing) = self.workspace.shortfall(needs) {
@@ -274,8 +330,23 @@ where
         let levels = plan.lens.len();
         for l in 0..levels - 1 {
             let (src, dst, count) = (level(l), level(l + 1), plan.lens[l]);
-            let mut args = stream.launch_builder(self.loaded.function(Kernel::ReduceTiles));
-            args.arg(&src).arg(&dst).arg(&count);
+            let mut args = match lifted {
+                Some((module, inputs)) if l == 0 => {
+                    let mut args = stream.launch_builder(module.function(Kernel::ReduceTiles));
+                    // reduce_tiles(const I0* in0, ..., T* tile_totals, u64 n): the lift reads
+                    // every input array where a plain reduction reads `in`.
+                    for ptr in inputs {
+                        args.arg(ptr);
+                    }
+                    args
+                }
+                _ => {
+                    let mut args = stream.launch_builder(self.loaded.function(Kernel::ReduceTiles));
+                    args.arg(&src);
+                    args
+                }
+            };
+            args.arg(&dst).arg(&count);
             // SAFETY: reduce_tiles(const T* in, T* tile_totals, u64 n): `src` holds `count`
             // elements, `dst` ceil(count / tile) (the plan sized the scratch), grid checked.
             unsafe { args.launch(config(count.div_ceil(self.tile))) }.map_err(|source| {

@@ -367,7 +367,7 @@ where
                     total: total_ptr,
                     segment,
                 };
-                self.enqueue(stream, capture, &ready, input_ptr, output_ptr, seeds)
+                self.enqueue(stream, capture, &ready, &[input_ptr], output_ptr, seeds)
             }
             None => copy_empty_total(
                 stream,
@@ -402,7 +402,7 @@ where
             std::mem::forget(write);
             capture::check_buffers(stream, capture)?;
         }
-        self.enqueue(stream, capture, &ready, ptr, ptr, Seeds::NONE)
+        self.enqueue(stream, capture, &ready, &[ptr], ptr, Seeds::NONE)
     }
 
     /// Enqueues a scan of `n` elements from device address `input` to `output` (equal for in
@@ -449,7 +449,7 @@ where
                 stream,
                 capture,
                 &ready,
-                input,
+                &[input],
                 output,
                 Seeds {
                     init,
@@ -467,6 +467,54 @@ where
             }
             None => Ok(()),
         }
+    }
+
+    /// A scan of `n` positions of the fused input arrays `inputs` into `output`, seeded with
+    /// `init` and writing `total` (0: none), as [`Scanner::scan_device_ptr_with`].
+    ///
+    /// # Safety
+    ///
+    /// As for [`Scanner::scan_device_ptr_with`], each input array valid for `n` values of its
+    /// type and `output` for `n` outputs.
+    pub(crate) unsafe fn scan_arrays_ptr(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        inputs: &[CUdeviceptr],
+        output: CUdeviceptr,
+        n: u64,
+        init: CUdeviceptr,
+        total: CUdeviceptr,
+    ) -> Result<(), ScanError> {
+        self.check_segments(None, n)?;
+        self.check_device(stream)?;
+        let capture = capture::status(stream)?;
+        match self.ready(stream, capture, n, None)? {
+            Some(ready) => self.enqueue(
+                stream,
+                capture,
+                &ready,
+                inputs,
+                output,
+                Seeds {
+                    init,
+                    total,
+                    segment: SegmentArgs::None,
+                },
+            ),
+            None if total != 0 => {
+                let from = if init != 0 {
+                    init
+                } else {
+                    self.identity_on_device(stream, capture)?
+                };
+                copy_empty_total(stream, total, from, self.elem_bytes(), 1)
+            }
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn check_stream(&self, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
+        self.check_device(stream)
     }
 
     /// The kernel for an input of `n` elements and its tile: the small-tile variant when the
@@ -743,16 +791,23 @@ where
         std::mem::size_of::<Op::Elem>()
     }
 
-    /// Enqueues `ready`'s launches from `input` to `output` (may be equal), with `seeds`.
+    /// Enqueues `ready`'s launches from `inputs` (one array, or a fused scan's input arrays) to
+    /// `output` (may be the input), with `seeds`.
     fn enqueue(
         &mut self,
         stream: &Arc<CudaStream>,
         capture: Capture,
         ready: &ReadyLaunch,
-        input: CUdeviceptr,
+        inputs: &[CUdeviceptr],
         output: CUdeviceptr,
         seeds: Seeds,
     ) -> Result<(), ScanError> {
+        assert_eq!(
+            inputs.len(),
+            ready.loaded.generated.input_arrays(),
+            "one pointer per input array of the kernels"
+        );
+        let input = inputs[0];
         let ReadyLaunch { loaded, plan, .. } = ready;
         let generated = &loaded.generated;
         let ws = &mut self.workspace;
@@ -767,7 +822,7 @@ where
         };
         let block = generated.policy.block_threads;
         for launch in &plan.launches {
-            let function = loaded.function(launch.kernel);
+            let function = loaded.function_for(launch);
             let (src, dst, count) = (pointer(launch.input), pointer(launch.output), launch.n);
             let prefixes: CUdeviceptr = launch.prefixes.map_or(0, pointer);
             let config = LaunchConfig {
@@ -776,7 +831,15 @@ where
                 shared_mem_bytes: 0,
             };
             let mut args = stream.launch_builder(function);
-            args.arg(&src).arg(&dst).arg(&count);
+            if launch.input == Buffer::Input {
+                // A fused kernel takes each input array where a plain one takes `in`.
+                for ptr in inputs {
+                    args.arg(ptr);
+                }
+            } else {
+                args.arg(&src);
+            }
+            args.arg(&dst).arg(&count);
             match launch.kernel {
                 Kernel::SinglePass => {
                     args.arg(&tile_state_ptr).arg(&tile_state_slots);

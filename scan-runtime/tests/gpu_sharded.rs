@@ -297,7 +297,8 @@ mod nccl {
             .collect()
     }
 
-    /// Single process, one thread: every GPU, collectives grouped (scan_all).
+    /// Single process, one thread: every GPU, collectives grouped (scan_all), random shards of
+    /// the lengths `shard_lens` gives for three cases.
     fn one_process<Op: ScanOp>(
         mode: ScanMode,
         algorithm: Algorithm,
@@ -307,62 +308,74 @@ mod nccl {
         Op::Elem: TestValue + DeviceRepr,
     {
         let gpus = all_gpus().map_err(|e| e.to_string())?;
-        let mut ranks =
-            scanners_for_devices::<Op>(&gpus, opts(algorithm, mode), Duration::from_secs(60))
-                .map_err(|e| e.to_string())?;
         let mut rng = Rng::new(seed);
         for case in 0..3 {
-            let lens = shard_lens(gpus.len(), case);
-            let shards: Vec<Vec<Op::Elem>> =
-                lens.iter().map(|&n| random_values(&mut rng, n)).collect();
-            let (expected, _) = reference::<Op>(&shards, mode);
-            let streams: Vec<Arc<CudaStream>> =
-                gpus.iter().map(|g| g.new_stream().unwrap()).collect();
-            let inputs: Vec<_> = shards
+            let shards: Vec<Vec<Op::Elem>> = shard_lens(gpus.len(), case)
                 .iter()
-                .zip(&streams)
-                .map(|(s, st)| {
-                    if s.is_empty() {
-                        st.null().unwrap()
-                    } else {
-                        st.clone_htod(s).unwrap()
-                    }
-                })
+                .map(|&n| random_values(&mut rng, n))
                 .collect();
-            let mut outputs: Vec<_> = shards
-                .iter()
-                .zip(&streams)
-                .map(|(s, st)| {
-                    if s.is_empty() {
-                        st.null().unwrap()
-                    } else {
-                        st.clone_htod(s).unwrap()
-                    }
-                })
-                .collect();
-            let in_ptrs: Vec<u64> = inputs
-                .iter()
-                .zip(&streams)
-                .map(|(b, st)| b.device_ptr(st).0)
-                .collect();
-            let out_ptrs: Vec<u64> = outputs
-                .iter_mut()
-                .zip(&streams)
-                .map(|(b, st)| b.device_ptr_mut(st).0)
-                .collect();
-            let lens64: Vec<u64> = lens.iter().map(|&n| n as u64).collect();
-            // SAFETY: live buffers of `lens` elements on each rank's device and stream.
-            unsafe { scan_all(&mut ranks, &streams, &in_ptrs, &out_ptrs, &lens64) }
+            one_process_shards::<Op>(&gpus, mode, algorithm, &shards)
+                .map_err(|e| format!("case {case}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// One grouped scan of `shards` (one per GPU of `gpus`), compared with the reference.
+    fn one_process_shards<Op: ScanOp>(
+        gpus: &[Gpu],
+        mode: ScanMode,
+        algorithm: Algorithm,
+        shards: &[Vec<Op::Elem>],
+    ) -> Result<(), String>
+    where
+        Op::Elem: TestValue + DeviceRepr,
+    {
+        let mut ranks =
+            scanners_for_devices::<Op>(gpus, opts(algorithm, mode), Duration::from_secs(60))
                 .map_err(|e| e.to_string())?;
-            for (r, rank) in ranks.iter().enumerate() {
-                rank.synchronize(&streams[r]).map_err(|e| e.to_string())?;
-                let got = if lens[r] == 0 {
-                    Vec::new()
-                } else {
-                    streams[r].clone_dtoh(&outputs[r]).unwrap()
-                };
-                compare(&format!("case {case} rank {r}"), &got, &expected[r])?;
+        let lens: Vec<usize> = shards.iter().map(Vec::len).collect();
+        let (expected, _) = reference::<Op>(shards, mode);
+        let streams: Vec<Arc<CudaStream>> = gpus.iter().map(|g| g.new_stream().unwrap()).collect();
+        let upload = |s: &Vec<Op::Elem>, st: &Arc<CudaStream>| {
+            if s.is_empty() {
+                st.null().unwrap()
+            } else {
+                st.clone_htod(s).unwrap()
             }
+        };
+        let inputs: Vec<_> = shards
+            .iter()
+            .zip(&streams)
+            .map(|(s, st)| upload(s, st))
+            .collect();
+        // Outputs start as a copy of the input (never zeros): a rank that writes nothing fails.
+        let mut outputs: Vec<_> = shards
+            .iter()
+            .zip(&streams)
+            .map(|(s, st)| upload(s, st))
+            .collect();
+        let in_ptrs: Vec<u64> = inputs
+            .iter()
+            .zip(&streams)
+            .map(|(b, st)| b.device_ptr(st).0)
+            .collect();
+        let out_ptrs: Vec<u64> = outputs
+            .iter_mut()
+            .zip(&streams)
+            .map(|(b, st)| b.device_ptr_mut(st).0)
+            .collect();
+        let lens64: Vec<u64> = lens.iter().map(|&n| n as u64).collect();
+        // SAFETY: live buffers of `lens` elements on each rank's device and stream.
+        unsafe { scan_all(&mut ranks, &streams, &in_ptrs, &out_ptrs, &lens64) }
+            .map_err(|e| e.to_string())?;
+        for (r, rank) in ranks.iter().enumerate() {
+            rank.synchronize(&streams[r]).map_err(|e| e.to_string())?;
+            let got = if lens[r] == 0 {
+                Vec::new()
+            } else {
+                streams[r].clone_dtoh(&outputs[r]).unwrap()
+            };
+            compare(&format!("rank {r}"), &got, &expected[r])?;
         }
         Ok(())
     }
@@ -395,6 +408,36 @@ mod nccl {
         report.finish("nccl one process");
     }
 
+    #[test]
+    #[ignore = "needs NVIDIA GPUs and NCCL"]
+    fn nccl_one_process_past_2_pow_31_elements() {
+        // One shard of 2^31 + 5 bytes per GPU (u8 wrapping sums): indices past i32 and u32 range
+        // within every shard, and the second rank's global positions past 2^32.
+        let _gpu = gpu();
+        if !nccl_or_skip("nccl_one_process_past_2_pow_31_elements") {
+            return;
+        }
+        let gpus = all_gpus().unwrap();
+        let n = (1usize << 31) + 5;
+        let shards: Vec<Vec<u8>> = (0..gpus.len() as u64)
+            .map(|r| {
+                (0..n as u64)
+                    .map(|i| {
+                        (i.wrapping_mul(2_654_435_761) >> 7) as u8 ^ (r as u8).wrapping_mul(37)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut report = Report::default();
+        for mode in MODES {
+            report.record(
+                format!("add u8 single-pass {mode:?} {} x (2^31 + 5)", gpus.len()),
+                one_process_shards::<Add<u8>>(&gpus, mode, Algorithm::SinglePass, &shards),
+            );
+        }
+        report.finish("nccl past 2^31");
+    }
+
     /// The child side of `nccl_process_per_gpu`: runs only when the parent set the rank's
     /// environment; otherwise passes at once.
     #[test]
@@ -411,6 +454,10 @@ mod nccl {
         let id =
             NcclId::read_file(std::path::Path::new(&id_file), Duration::from_secs(60)).unwrap();
         let gpu = Gpu::new(rank).unwrap();
+        if std::env::var("SCANGEN_TEST_FAIL_RANK_0").is_ok() {
+            rank_0_fails_before_the_collective(&gpu, &id, rank, size);
+            return;
+        }
         let x = NcclExchange::init_rank(&gpu, &id, rank, size, Duration::from_secs(60)).unwrap();
         let mode = if rank % 2 == 0 || std::env::var("SCANGEN_TEST_MISMATCH").is_err() {
             ScanMode::Exclusive
@@ -436,7 +483,36 @@ mod nccl {
         println!("rank {rank} of {size}: ok");
     }
 
-    fn spawn_ranks(size: usize, mismatch: bool) -> Vec<std::process::Output> {
+    /// A rank process of `nccl_rank_failing_before_the_collective_per_process`: rank 0 gives
+    /// an output of the wrong length (a typed error before any launch); every other rank must
+    /// get an error, not hang, within the exchange's 5 s timeout and some slack.
+    fn rank_0_fails_before_the_collective(gpu: &Gpu, id: &NcclId, rank: usize, size: usize) {
+        let x = NcclExchange::init_rank(gpu, id, rank, size, Duration::from_secs(5)).unwrap();
+        let mut scanner = ShardedScanner::<Add<i32>, _>::new(
+            gpu,
+            opts(Algorithm::SinglePass, ScanMode::Inclusive),
+            x,
+        )
+        .unwrap();
+        let stream = gpu.new_stream().unwrap();
+        let input = stream.clone_htod(&vec![1i32; 1000]).unwrap();
+        let mut output = stream
+            .alloc_zeros::<i32>(if rank == 0 { 999 } else { 1000 })
+            .unwrap();
+        let start = std::time::Instant::now();
+        let result = scanner
+            .scan_device(&stream, &input, &mut output)
+            .and_then(|()| scanner.synchronize(&stream));
+        println!("rank {rank}: {result:?} after {:?}", start.elapsed());
+        assert!(result.is_err(), "rank {rank} should fail");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "rank {rank} took {:?}",
+            start.elapsed()
+        );
+    }
+
+    fn spawn_ranks(size: usize, scenario: Option<&str>) -> Vec<std::process::ExitStatus> {
         let dir = tempfile_dir();
         let id_file = dir.join("nccl-id");
         NcclId::new().unwrap().write_file(&id_file).unwrap();
@@ -454,15 +530,27 @@ mod nccl {
                 .env("SCANGEN_TEST_WORLD_SIZE", size.to_string())
                 .env("SCANGEN_TEST_NCCL_ID_FILE", &id_file)
                 .env("NCCL_NVLS_ENABLE", "0");
-                if mismatch {
-                    cmd.env("SCANGEN_TEST_MISMATCH", "1");
+                if let Some(var) = scenario {
+                    cmd.env(var, "1");
                 }
                 cmd.spawn().unwrap()
             })
             .collect();
+        // A hung rank is the failure this guards against: kill what is still running after
+        // the deadline rather than hang the test.
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
         let outputs = children
             .into_iter()
-            .map(|c| c.wait_with_output().unwrap())
+            .map(|mut c| loop {
+                match c.try_wait().unwrap() {
+                    Some(status) => break status,
+                    None if std::time::Instant::now() >= deadline => {
+                        let _ = c.kill();
+                        break c.wait().unwrap();
+                    }
+                    None => std::thread::sleep(Duration::from_millis(50)),
+                }
+            })
             .collect();
         let _ = std::fs::remove_dir_all(&dir);
         outputs
@@ -482,16 +570,25 @@ mod nccl {
             return;
         }
         let size = all_gpus().unwrap().len();
-        for (mismatch, what) in [(false, "scan"), (true, "mismatched modes")] {
-            if mismatch && size < 2 {
+        for (scenario, what) in [
+            (None, "scan"),
+            (Some("SCANGEN_TEST_MISMATCH"), "mismatched modes"),
+            (
+                Some("SCANGEN_TEST_FAIL_RANK_0"),
+                "rank 0 failing before the collective",
+            ),
+        ] {
+            if scenario.is_some() && size < 2 {
                 continue;
             }
-            for (rank, out) in spawn_ranks(size, mismatch).iter().enumerate() {
-                assert!(
-                    out.status.success(),
-                    "{what}: rank {rank} failed: {:?}",
-                    out.status
-                );
+            let start = std::time::Instant::now();
+            let outputs = spawn_ranks(size, scenario);
+            println!(
+                "{what}: {size} rank processes done in {:?}",
+                start.elapsed()
+            );
+            for (rank, out) in outputs.iter().enumerate() {
+                assert!(out.success(), "{what}: rank {rank} failed: {out:?}");
             }
         }
     }

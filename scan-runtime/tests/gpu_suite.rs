@@ -21,7 +21,7 @@ use scan_runtime::{
 use std::sync::Arc;
 
 mod common;
-use common::ops::{Affine, Compose, LastOfRun, Tally};
+use common::ops::{Affine, ByteAffine, Compose, ComposeBytes, LastOfRun, Tally};
 use common::{first_mismatch, opts, walk_steps, Build, Rng, TestValue};
 use scan_core::half::{bf16, f16};
 
@@ -548,6 +548,15 @@ fn non_commutative_struct_op_keeps_order() {
     assert_ne!(Compose::combine(x, y), Compose::combine(y, x));
     let mut report = Report::default();
     run_builtin::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add);
+    // Two bytes: packed two to a register word.
+    let (p, q) = (ByteAffine { a: 3, b: 1 }, ByteAffine { a: 5, b: 7 });
+    assert_ne!(ComposeBytes::combine(p, q), ComposeBytes::combine(q, p));
+    run_builtin::<ComposeBytes>(
+        &gpu,
+        &mut report,
+        "compose_bytes ByteAffine",
+        BuiltinOp::Add,
+    );
     report.finish("non_commutative_struct_op_keeps_order");
 }
 
@@ -1092,4 +1101,78 @@ fn policy_variations_on_aligned_and_unaligned_buffers() {
     check::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, &policies);
     check::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add, &policies);
     report.finish("policy_variations_on_aligned_and_unaligned_buffers");
+}
+
+/// Packed 1-byte items (layout::packs_items) under every register cap the runtime may fall back
+/// to, and at every items-per-thread shape up to a full 64 registers, and 2-byte ones (unpacked):
+/// single-pass scans of odd products (a stray zero or a lost item shows at once) and sums,
+/// beside the CPU.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn packed_sub_word_items_every_cap_and_shape() {
+    fn run<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp, items: &[u32])
+    where
+        Op::Elem: TestValue,
+    {
+        let mut rng = Rng::new(label);
+        for &items_per_thread in items {
+            for min_blocks_per_sm in [1, 3, 6] {
+                let policy = TuningPolicy {
+                    min_blocks_per_sm,
+                    vector_bytes: 8,
+                    l2_prefetch_tiles: 48,
+                    ..TuningPolicy::new(128, items_per_thread)
+                };
+                for mode in ScanMode::ALL {
+                    let options = opts(Algorithm::SinglePass, mode).policy(policy);
+                    let mut scanner = match gpu.scanner::<Op>(options) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            report.fail(format!("{label} {policy:?}: {e}"));
+                            continue;
+                        }
+                    };
+                    let tile = scanner.tile_items() as usize;
+                    // SCANGEN_QUICK=1: one partial and one full tile (for compute-sanitizer).
+                    let sizes = if std::env::var_os("SCANGEN_QUICK").is_some() {
+                        vec![tile - 1, tile]
+                    } else {
+                        vec![tile - 1, tile, 3 * tile + 5, 200 * tile + 3]
+                    };
+                    for n in sizes {
+                        let input: Vec<Op::Elem> =
+                            (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+                        let mut expected = input.clone();
+                        cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+                        let case = format!(
+                            "{label} {mode} 128x{items_per_thread} cap {min_blocks_per_sm} (built {:?}, {} B local) n={n}",
+                            scanner.policy().min_blocks_per_sm,
+                            scanner.local_memory_bytes()
+                        );
+                        let result = scanner
+                            .scan(&input)
+                            .map_err(|e| e.to_string())
+                            .and_then(|got| first_mismatch(&expected, &got));
+                        report.record(&case, result);
+                    }
+                }
+            }
+        }
+    }
+    let gpu = gpu();
+    let mut report = Report::default();
+    // 2-byte elements are not packed (layout::PACKED_ELEMENT_SIZES): their products are what
+    // failed when they were.
+    run::<Mul<u16>>(&gpu, &mut report, "mul u16", BuiltinOp::Mul, &[8, 32, 64]);
+    run::<Mul<i16>>(&gpu, &mut report, "mul i16", BuiltinOp::Mul, &[64]);
+    run::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul, &[16, 128, 256]);
+    run::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, &[256]);
+    run::<ComposeBytes>(
+        &gpu,
+        &mut report,
+        "compose_bytes",
+        BuiltinOp::Add,
+        &[32, 128],
+    );
+    report.finish("packed_sub_word_items_every_cap_and_shape");
 }

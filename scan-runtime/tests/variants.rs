@@ -16,7 +16,7 @@ use scan_runtime::{
 use std::sync::Mutex;
 
 mod common;
-use common::ops::{Compose, LastOfRun, MatMul};
+use common::ops::{Compose, ComposeBytes, LastOfRun, MatMul};
 use common::segments::{ranges, reference, starts};
 use common::{download, first_mismatch, random_values, upload, Rng, TestValue};
 
@@ -295,6 +295,9 @@ fn segmented_scans_for_every_rule_direction_mode_and_op() {
     matrix::<Compose>(&gpu, "compose Affine", 0, &tally);
     matrix::<LastOfRun>(&gpu, "last_of_run Tally", 1, &tally);
     matrix::<MatMul>(&gpu, "matmul Mat2", 1, &tally);
+    // Sub-word values, packed in registers.
+    matrix::<ComposeBytes>(&gpu, "compose_bytes ByteAffine", 1, &tally);
+    matrix::<Add<u8>>(&gpu, "add u8", 1, &tally);
     let t = tally.into_inner().unwrap();
     println!(
         "variants (segmented): {} cases passed, {} failed",
@@ -370,6 +373,10 @@ fn reverse_scans_on_every_algorithm() {
     run::<Max<i64>>(&gpu, "max i64", &mut passed, &mut failed);
     run::<Compose>(&gpu, "compose Affine", &mut passed, &mut failed);
     run::<MatMul>(&gpu, "matmul Mat2", &mut passed, &mut failed);
+    // Sub-word elements: packed in registers, reversed within each word.
+    run::<Add<u8>>(&gpu, "add u8", &mut passed, &mut failed);
+    run::<Max<i16>>(&gpu, "max i16", &mut passed, &mut failed);
+    run::<ComposeBytes>(&gpu, "compose_bytes ByteAffine", &mut passed, &mut failed);
     println!(
         "variants (reverse): {passed} cases passed, {} failed",
         failed.len()

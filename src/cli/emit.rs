@@ -4,7 +4,8 @@ use super::op_source::OpSource;
 use super::CliResult;
 use clap::{Args, ValueEnum};
 use scan_codegen::{
-    generate_variant, Algorithm, OffsetWidth, ScanMode, ScanVariant, Segments, TuningPolicy,
+    generate_fused, generate_variant, Algorithm, OffsetWidth, ScanMode, ScanVariant, Segments,
+    TuningPolicy,
 };
 use scan_core::PrimType;
 use std::path::PathBuf;
@@ -99,6 +100,10 @@ pub struct EmitArgs {
     /// `--rows strided` for rows a row stride apart. Single-pass only.
     #[arg(long, value_enum)]
     pub rows: Option<RowsArg>,
+    /// The fused scan of a --file operator with `fn lift`/`fn project`: reads its input
+    /// arrays and writes its outputs (one read, one write, no lifted array).
+    #[arg(long)]
+    pub fused: bool,
     /// Compute capability the tuning policy is chosen for (90 = H100).
     #[arg(long, default_value_t = 90)]
     pub arch: u32,
@@ -162,7 +167,12 @@ fn check_arch(arch: u32, algorithm: Algorithm) -> Result<(), String> {
 pub fn run(args: EmitArgs) -> CliResult {
     let algorithm = Algorithm::from(args.algo);
     check_arch(args.arch, algorithm)?;
-    let spec = args.source.resolve()?;
+    let (spec, transform) = if args.fused {
+        let (spec, t) = args.source.resolve_fused()?;
+        (spec, Some(t))
+    } else {
+        (args.source.resolve()?, None)
+    };
     let mode = if args.exclusive {
         ScanMode::Exclusive
     } else {
@@ -190,7 +200,10 @@ pub fn run(args: EmitArgs) -> CliResult {
             *field = v;
         }
     }
-    let generated = generate_variant(&spec, algorithm, mode, variant, policy)?;
+    let generated = match &transform {
+        Some(t) => generate_fused(&spec, t, algorithm, mode, variant, policy)?,
+        None => generate_variant(&spec, algorithm, mode, variant, policy)?,
+    };
     match &args.output {
         Some(path) => std::fs::write(path, &generated.source)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?,

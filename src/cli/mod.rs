@@ -6,6 +6,7 @@ mod emit;
 mod op_source;
 mod ops;
 mod scan;
+mod struct_ops;
 mod tune;
 mod typed_ops;
 

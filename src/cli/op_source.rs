@@ -33,6 +33,27 @@ impl OpSource {
         Ok(file.evaluator(&self.op).map_err(|e| e.render(&shown))?)
     }
 
+    /// The `--file` operator and its `lift`/`project` (a fused scan's transform).
+    pub fn resolve_fused(
+        &self,
+    ) -> Result<(OpSpec, scan_core::TransformSpec), Box<dyn std::error::Error>> {
+        let path = self.file.as_ref().ok_or(
+            "--fused needs an operator with `fn lift`/`fn project` from a file (--file FILE)",
+        )?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read operator file {}: {e}", path.display()))?;
+        let shown = path.display().to_string();
+        let file = scan_lower::parse_ops_file(&text).map_err(|e| e.render(&shown))?;
+        let (spec, transform) = file.op_transform(&self.op).map_err(|e| e.render(&shown))?;
+        let transform = transform.ok_or_else(|| {
+            format!(
+                "--fused: `{}` in {shown} has no `fn lift` or `fn project` in its #[scan_op] impl",
+                self.op
+            )
+        })?;
+        Ok((spec, transform))
+    }
+
     pub fn resolve(&self) -> Result<OpSpec, Box<dyn std::error::Error>> {
         match &self.file {
             Some(path) => {

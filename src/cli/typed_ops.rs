@@ -1,5 +1,5 @@
 //! From CLI names to operator types: the built-ins by (op, type) name, plus `affine`, the
-//! 8-byte user struct the benchmarks compare with CUB.
+//! 8-byte user struct the benchmarks compare with CUB, and the struct ops of struct_ops.rs.
 
 use scangen::{scan_op, ScanElement, ScanOp};
 
@@ -49,6 +49,26 @@ macro_rules! with_op {
         match ($op, $ty) {
             ("affine", _) => {
                 type $O = $crate::cli::typed_ops::AffineCompose;
+                $body
+            }
+            ("vec3", _) => {
+                type $O = $crate::cli::struct_ops::Vec3Add;
+                $body
+            }
+            ("vec4", _) => {
+                type $O = $crate::cli::struct_ops::Vec4Add;
+                $body
+            }
+            ("affine64", _) => {
+                type $O = $crate::cli::struct_ops::Affine64Compose;
+                $body
+            }
+            ("vec3d", _) => {
+                type $O = $crate::cli::struct_ops::Vec3dAdd;
+                $body
+            }
+            ("mat2", _) => {
+                type $O = $crate::cli::struct_ops::Mat2Mul;
                 $body
             }
             $($(($name, stringify!($t)) => {

@@ -137,3 +137,70 @@ pub fn variants() -> Vec<scan_codegen::ScanVariant> {
     }
     out
 }
+
+/// Fused operators: an operator, its lift/project, and the name of the output type (snapshot
+/// and job names). Hand-written C, as the lowering would give it.
+#[allow(dead_code)]
+pub fn fused_ops() -> Vec<(OpSpec, scan_core::TransformSpec)> {
+    use scan_core::TransformSpec;
+    let kad = decl(
+        "Kad",
+        &[
+            ("best", PrimType::I64),
+            ("prefix", PrimType::I64),
+            ("suffix", PrimType::I64),
+            ("total", PrimType::I64),
+        ],
+    );
+    let kadane = op(
+        "kadane",
+        kad.clone(),
+        "Kad r;\nr.best = rs_max(rs_max(lhs.best, rhs.best), rs_wrapping_add(lhs.suffix, rhs.prefix));\n\
+         r.prefix = rs_max(lhs.prefix, rs_wrapping_add(lhs.total, rhs.prefix));\n\
+         r.suffix = rs_max(rhs.suffix, rs_wrapping_add(lhs.suffix, rhs.total));\n\
+         r.total = rs_wrapping_add(lhs.total, rhs.total);\nreturn r;",
+        "Kad r;\nr.best = (i64)(-4611686018427387904ll);\nr.prefix = r.best;\nr.suffix = r.best;\nr.total = (i64)0;\nreturn r;",
+    );
+    let kadane_t = TransformSpec {
+        inputs: vec![ElementType::Prim(PrimType::I64)],
+        lift_params: vec!["x".into(), "index".into()],
+        lift_body: "(void)index;\nKad r;\nr.best = x;\nr.prefix = x;\nr.suffix = x;\nr.total = x;\nreturn r;".into(),
+        output: ElementType::Prim(PrimType::I64),
+        project_param: "e".into(),
+        project_body: "return e.best;".into(),
+    };
+    let arg = decl(
+        "ArgMin",
+        &[("value", PrimType::F32), ("index", PrimType::U64)],
+    );
+    let argmin = op(
+        "argmin",
+        arg,
+        "if (rhs.value < lhs.value) {\n    return rhs;\n}\nreturn lhs;",
+        "ArgMin r;\nr.value = __int_as_float((int)0x7f800000u);\nr.index = (u64)18446744073709551615ull;\nreturn r;",
+    );
+    let argmin_t = TransformSpec {
+        inputs: vec![ElementType::Prim(PrimType::F32)],
+        lift_params: vec!["value".into(), "index".into()],
+        lift_body: "ArgMin r;\nr.value = value;\nr.index = index;\nreturn r;".into(),
+        output: ElementType::Prim(PrimType::U64),
+        project_param: "e".into(),
+        project_body: "return e.index;".into(),
+    };
+    let recurrence_t = TransformSpec {
+        inputs: vec![
+            ElementType::Prim(PrimType::F32),
+            ElementType::Prim(PrimType::F32),
+        ],
+        lift_params: vec!["a".into(), "b".into(), "index".into()],
+        lift_body: "(void)index;\nAffine r;\nr.a = a;\nr.b = b;\nreturn r;".into(),
+        output: ElementType::Prim(PrimType::F32),
+        project_param: "m".into(),
+        project_body: "return m.b;".into(),
+    };
+    vec![
+        (kadane, kadane_t),
+        (argmin, argmin_t),
+        (affine_f32(), recurrence_t),
+    ]
+}

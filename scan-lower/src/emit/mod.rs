@@ -305,6 +305,30 @@ impl<'c> Lowerer<'c> {
         Lowerer::with_env(ctx, 0, Some(op.to_string()), ret)
     }
 
+    /// `lift` or `project` of the operator `op`, returning `ret` (a primitive or the element).
+    pub fn transform_fn(ctx: &'c mut Ctx, op: &str, ret: &ElemRef) -> Lowerer<'c> {
+        Lowerer::operator_fn(ctx, op, ret)
+    }
+
+    /// Declares a parameter of type `ty` (a primitive or the element); returns its C++ name.
+    pub fn param_of(&mut self, rust: Option<&str>, fallback: &str, ty: &ElemRef) -> String {
+        let cpp = self.declare_name(rust.unwrap_or(fallback));
+        if let Some(r) = rust {
+            let ty = match ty {
+                ElemRef::Prim(p) => CTy::Prim(*p),
+                ElemRef::Struct(s) => CTy::Struct(s.clone()),
+            };
+            self.bind(
+                r,
+                Binding::Var {
+                    cpp: cpp.clone(),
+                    ty,
+                },
+            );
+        }
+        cpp
+    }
+
     fn error(&mut self, span: Span, msg: impl Into<String>) -> Val {
         self.ctx.errors.push(span, msg);
         Val::error()

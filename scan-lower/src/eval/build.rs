@@ -2,12 +2,12 @@
 //! runs what the lowering accepts, and reports the same errors), then its bodies are
 //! converted to the IR again and kept.
 
-use super::program::Program;
+use super::program::{LiftIr, Program, ProjectIr};
 use super::value::{FieldDef, StructDef, Target};
 use super::EvalOp;
 use crate::error::Errors;
 use crate::file::{FileError, OpsFile};
-use crate::ir::{collect_items, Builder};
+use crate::ir::{collect_items, Builder, Ty};
 use scan_core::{ElementType, FieldType, StructDecl};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -59,12 +59,23 @@ impl OpsFile {
             _ => unreachable!("op_spec checked that both exist"),
         };
         let mut ir_errors = Errors::new();
-        let (combine, identity) = {
+        let (combine, identity, lift, project) = {
             let mut b = Builder {
                 errors: &mut ir_errors,
                 elem_name: elem_rust.clone(),
             };
-            (b.block(&combine_fn.block), b.block(&identity_fn.block))
+            let lift = find("lift").map(|f| lift_ir(&mut b, f));
+            let project = find("project").map(|f| project_ir(&mut b, f));
+            (
+                b.block(&combine_fn.block),
+                b.block(&identity_fn.block),
+                lift,
+                project,
+            )
+        };
+        let (lift, project) = match (lift.transpose(), project.transpose()) {
+            (Ok(l), Ok(p)) => (l, p),
+            (Err(e), _) | (_, Err(e)) => return Err(e),
         };
         if !ir_errors.is_empty() {
             return Err(FileError::from(ir_errors));
@@ -89,6 +100,8 @@ impl OpsFile {
                 combine_params,
                 combine,
                 identity,
+                lift,
+                project,
                 helpers: Default::default(),
                 consts: Default::default(),
             },
@@ -148,4 +161,67 @@ fn rust_field_name(c: &str) -> String {
         Some(r) if crate::names::field_name(r) == c => r.to_string(),
         _ => c.to_string(),
     }
+}
+
+/// A parameter's name (`None` for `_` or a pattern the lowering would have refused).
+fn param_name(arg: &syn::FnArg) -> Option<String> {
+    match arg {
+        syn::FnArg::Typed(pt) => match &*pt.pat {
+            syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+            _ => None,
+        },
+        syn::FnArg::Receiver(_) => None,
+    }
+}
+
+/// A written type, or the error at it (the lowering accepted the signature, so this is rare).
+fn written_ty(b: &mut Builder<'_>, ty: &syn::Type, what: &str) -> Result<Ty, FileError> {
+    b.ty(ty, what).ok_or_else(|| {
+        let start = syn::spanned::Spanned::span(ty).start();
+        FileError::at(
+            start.line,
+            start.column + 1,
+            format!("the CPU evaluator cannot read the type of {what}"),
+        )
+    })
+}
+
+/// `fn lift(a: A, …, index: u64) -> Elem`: the inputs, then the index.
+fn lift_ir(b: &mut Builder<'_>, f: &syn::ImplItemFn) -> Result<LiftIr, FileError> {
+    let mut inputs = Vec::new();
+    let args: Vec<&syn::FnArg> = f.sig.inputs.iter().collect();
+    let Some((index, values)) = args.split_last() else {
+        let start = f.sig.ident.span().start();
+        return Err(FileError::at(
+            start.line,
+            start.column + 1,
+            "`lift` takes its inputs and then the index",
+        ));
+    };
+    for arg in values {
+        let syn::FnArg::Typed(pt) = arg else { continue };
+        inputs.push((param_name(arg), written_ty(b, &pt.ty, "a `lift` input")?));
+    }
+    Ok(LiftIr {
+        inputs,
+        index: param_name(index),
+        body: b.block(&f.block),
+    })
+}
+
+/// `fn project(e: Elem) -> Out`.
+fn project_ir(b: &mut Builder<'_>, f: &syn::ImplItemFn) -> Result<ProjectIr, FileError> {
+    let start = f.sig.ident.span().start();
+    let syn::ReturnType::Type(_, out) = &f.sig.output else {
+        return Err(FileError::at(
+            start.line,
+            start.column + 1,
+            "`project` returns the output value",
+        ));
+    };
+    Ok(ProjectIr {
+        param: f.sig.inputs.first().and_then(param_name),
+        output: written_ty(b, out, "`project`'s output")?,
+        body: b.block(&f.block),
+    })
 }

@@ -7,11 +7,19 @@ use std::fmt;
 /// evaluator cannot finish (an endless `while`), never a panic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EvalError {
-    /// An element's bytes are not the element's size.
+    /// A buffer of elements is not the size it must be (an element's bytes, or an output as long
+    /// as its input).
     WrongSize {
         /// The number of bytes expected (whole elements).
         expected: usize,
         /// The number of bytes given.
+        got: usize,
+    },
+    /// Not one array of values per input of `lift`.
+    InputArrays {
+        /// The arrays `lift` takes (1 without a `lift`).
+        expected: usize,
+        /// The arrays given.
         got: usize,
     },
     /// A `while`/`loop` ran past the step limit (an operator that never ends would hang a
@@ -46,8 +54,12 @@ impl fmt::Display for EvalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EvalError::WrongSize { expected, got } => {
-                write!(f, "an element is {expected} bytes, got {got}")
+                write!(f, "expected {expected} bytes (whole elements), got {got}")
             }
+            EvalError::InputArrays { expected, got } => write!(
+                f,
+                "the operator's `lift` reads {expected} input array(s), {got} given"
+            ),
             EvalError::StepLimit { line, limit } => write!(
                 f,
                 "line {line}: a loop ran more than {limit} iterations in one combine; the operator does not finish"

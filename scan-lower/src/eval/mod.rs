@@ -26,9 +26,11 @@ mod names;
 mod pattern;
 mod program;
 mod scan;
+mod transform;
 mod value;
 
 pub use error::EvalError;
+pub use transform::ValueLayout;
 
 use interp::{Flow, Frame, Interp};
 use program::Program;

@@ -26,6 +26,22 @@ pub(crate) struct Helper {
     pub owner: Option<String>,
 }
 
+/// `lift`'s parameters (one per input array, then the element's index) and body.
+pub(crate) struct LiftIr {
+    /// Each input's name (`None`: `_`) and written type.
+    pub inputs: Vec<(Option<String>, Ty)>,
+    /// The index parameter's name (`None`: `_`).
+    pub index: Option<String>,
+    pub body: Block,
+}
+
+/// `project`'s parameter (the element), output type and body.
+pub(crate) struct ProjectIr {
+    pub param: Option<String>,
+    pub output: Ty,
+    pub body: Block,
+}
+
 pub(crate) struct Program {
     pub op_name: String,
     pub elem: Target,
@@ -38,6 +54,10 @@ pub(crate) struct Program {
     pub combine_params: [Option<String>; 2],
     pub combine: Block,
     pub identity: Block,
+    /// `fn lift`, when the operator has one.
+    pub lift: Option<LiftIr>,
+    /// `fn project`, when the operator has one.
+    pub project: Option<ProjectIr>,
     pub helpers: RefCell<HashMap<*const FnItem, Rc<Helper>>>,
     pub consts: RefCell<HashMap<*const ConstItem, (Option<Ty>, Expr)>>,
 }

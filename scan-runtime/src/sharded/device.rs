@@ -39,6 +39,8 @@ pub struct ShardedScanner<Op: ScanOp, X: DeviceShardExchange> {
     prefix: DeviceBuffer,
     /// The stream of the last scan: a scan on another stream is ordered after it.
     last_stream: Option<Arc<CudaStream>>,
+    /// The shard length [`ShardedScanner::ready_for`] last readied everything for.
+    prepared_for: Option<u64>,
 }
 
 impl<Op: ScanOp, X: DeviceShardExchange> std::fmt::Debug for ShardedScanner<Op, X> {
@@ -73,10 +75,13 @@ where
                 .map_err(driver("allocating the sharded scan's buffers"))?;
             Ok((scanner, reducer, local_total, gathered, prefix))
         })?;
-        agree(
+        exchange.watch_phase(true);
+        let agreed = agree(
             &exchange,
             ShardDescriptor::of::<Op>(opts.mode, exchange.size()),
-        )?;
+        );
+        exchange.watch_phase(false);
+        agreed?;
         let (scanner, reducer, local_total, gathered, prefix) = built;
         Ok(ShardedScanner {
             exchange,
@@ -86,6 +91,7 @@ where
             gathered,
             prefix,
             last_stream: None,
+            prepared_for: None,
         })
     }
 
@@ -207,12 +213,44 @@ where
         output: CUdeviceptr,
         n: u64,
     ) -> Result<(), ShardError> {
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            self.enqueue_reduce(stream, input, n)?;
-            self.enqueue_exchange(stream)?;
-            self.enqueue_finish(stream, input, output, n)
+        self.exchange.watch_phase(true);
+        let result = self.ready_for(n, stream).and_then(|()| {
+            // SAFETY: forwarded from the caller.
+            unsafe {
+                self.enqueue_reduce(stream, input, n)?;
+                self.enqueue_exchange(stream)?;
+                self.enqueue_finish(stream, input, output, n)
+            }
+        });
+        self.exchange.watch_phase(false);
+        result
+    }
+
+    /// Loads and sizes, before the collective, everything the scan of `n` elements will use, so
+    /// that no host call after the collective waits for the device (where NCCL's kernel may wait
+    /// for a peer). Inside a capture [`ShardedScanner::prepare`] must have done it already.
+    pub(crate) fn ready_for(&mut self, n: u64, stream: &Arc<CudaStream>) -> Result<(), ShardError> {
+        let size = self.exchange.size() as u64;
+        let Self {
+            exchange,
+            scanner,
+            reducer,
+            prepared_for,
+            ..
+        } = self;
+        // The steady state scans one size again and again: prepare each size once in a row.
+        if *prepared_for == Some(n) {
+            return Ok(());
         }
+        or_abort(exchange, || {
+            if capture::status(stream)? == Capture::Active {
+                return Ok(());
+            }
+            scanner.prepare(n, stream)?;
+            reducer.prepare(n.max(size), stream)?;
+            *prepared_for = Some(n);
+            Ok(())
+        })
     }
 
     /// Also writes the total of the whole array (every rank's shard) to the element at `total`,

@@ -88,6 +88,12 @@ pub trait DeviceShardExchange: ShardExchange {
     /// Whether [`DeviceShardExchange::all_gather_device`] stays on the device (no host round
     /// trip; capturable into a CUDA graph).
     fn device_native(&self) -> bool;
+
+    /// Brackets (`true`, then `false`) a phase in which this rank's thread may block behind a
+    /// collective whose peers never come: enqueueing the exchange and the work after it, which
+    /// can wait for the device. An exchange that can abort from another thread (NCCL's watchdog)
+    /// bounds the phase by its timeout; the default does nothing.
+    fn watch_phase(&self, _active: bool) {}
 }
 
 /// Why a sharded scan failed. Every rank of a failed collective gets one of these; none hangs.

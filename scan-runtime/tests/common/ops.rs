@@ -210,3 +210,62 @@ impl TestValue for Mat2 {
         }
     }
 }
+
+/// The affine map x -> a*x + b on bytes, wrapping: a 2-byte element, packed two to a register
+/// word by the kernels (layout::packs_items), so a byte out of place shows.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ByteAffine {
+    pub a: u8,
+    pub b: u8,
+}
+
+// SAFETY: repr(C) struct of two u8, as declared; every bit pattern is valid.
+unsafe impl ScanElement for ByteAffine {
+    fn element_type() -> ElementType {
+        uniform_struct("ByteAffine", PrimType::U8, &["a", "b"])
+    }
+}
+
+// SAFETY: plain old data, passed by value as its bytes.
+unsafe impl DeviceRepr for ByteAffine {}
+
+/// Composition of [`ByteAffine`] maps in sequence order, wrapping. Not commutative.
+pub struct ComposeBytes;
+
+impl ScanOp for ComposeBytes {
+    type Elem = ByteAffine;
+    fn identity() -> ByteAffine {
+        ByteAffine { a: 1, b: 0 }
+    }
+    fn combine(f: ByteAffine, g: ByteAffine) -> ByteAffine {
+        ByteAffine {
+            a: g.a.wrapping_mul(f.a),
+            b: g.a.wrapping_mul(f.b).wrapping_add(g.b),
+        }
+    }
+    fn device_op() -> OpSpec {
+        OpSpec {
+            name: "compose_bytes".into(),
+            element: ByteAffine::element_type(),
+            lhs: "f".into(),
+            rhs: "g".into(),
+            combine_body:
+                "ByteAffine r; r.a = (u8)(g.a * f.a); r.b = (u8)(g.a * f.b + g.b); return r;".into(),
+            identity_body: "ByteAffine r; r.a = 1; r.b = 0; return r;".into(),
+        }
+    }
+}
+
+impl TestValue for ByteAffine {
+    const INTEGER: bool = true;
+    /// Odd multipliers (invertible mod 256, so a prefix never collapses to a constant) and any
+    /// offset.
+    fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
+        let r = rng.next();
+        ByteAffine {
+            a: (r as u8) | 1,
+            b: (r >> 8) as u8,
+        }
+    }
+}

@@ -46,6 +46,8 @@ mod cpu;
 #[cfg(feature = "lower")]
 mod eval;
 mod gpu;
+#[cfg(feature = "lower")]
+mod lifted;
 pub mod sampler;
 mod tolerance;
 mod values;
@@ -54,6 +56,8 @@ pub use cpu::CpuLaws;
 #[cfg(feature = "lower")]
 pub use eval::EvalLaws;
 pub use gpu::GpuLaws;
+#[cfg(feature = "lower")]
+pub use lifted::LiftedInputs;
 pub use sampler::{from_fn, BitPatterns, ElementSampler, Folds};
 pub use tolerance::{BadTolerance, Tolerance};
 

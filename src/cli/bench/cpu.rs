@@ -23,20 +23,7 @@ pub fn run(
     } else {
         ScanMode::Inclusive
     };
-    let mut pairs = Vec::new();
-    for op in &args.op {
-        for ty in &args.ty {
-            pairs.push((
-                op.clone(),
-                if op == "affine" {
-                    "f32x2".to_string()
-                } else {
-                    ty.clone()
-                },
-            ));
-        }
-    }
-    pairs.dedup();
+    let pairs = crate::cli::struct_ops::op_type_pairs(&args.op, &args.ty);
     let mut progress = Progress::new(pairs.len() * sizes.len());
     let mut rows = Vec::new();
     for (op, ty) in &pairs {

@@ -4,6 +4,7 @@
 use super::report::{median, BenchRow};
 use super::sample::Sample;
 use super::{BenchArgs, Progress};
+use crate::cli::struct_ops::op_type_pairs;
 use crate::cli::typed_ops::with_op;
 use scangen::runtime::cudarc::driver::{sys, CudaSlice, CudaStream, DeviceRepr};
 use scangen::runtime::{Gpu, ScanError, ScanOptions, Scanner};
@@ -14,6 +15,16 @@ pub fn run(
     args: &BenchArgs,
     algorithms: &[Algorithm],
     sizes: &[u64],
+) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
+    run_pairs(args, algorithms, sizes, &op_type_pairs(&args.op, &args.ty))
+}
+
+/// [`run`] for the given (operator, type) pairs instead of `args.op` x `args.ty`.
+pub fn run_pairs(
+    args: &BenchArgs,
+    algorithms: &[Algorithm],
+    sizes: &[u64],
+    pairs: &[(String, String)],
 ) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
     let gpu = Gpu::new(0)?;
     // cudarc's per-buffer event tracking records events on every access: fine for safety in
@@ -27,21 +38,10 @@ pub fn run(
         ScanMode::Inclusive
     };
 
-    // (op, type) pairs, in order; `affine` has one type.
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for op in &args.op {
-        if op == "affine" {
-            pairs.push((op.clone(), "f32x2".into()));
-        } else {
-            for ty in &args.ty {
-                pairs.push((op.clone(), ty.clone()));
-            }
-        }
-    }
     let total = pairs.len() * algorithms.len() * sizes.len();
     let mut progress = Progress::new(total);
     let mut rows = Vec::new();
-    for (op, ty) in &pairs {
+    for (op, ty) in pairs {
         let ctx = Ctx {
             gpu: &gpu,
             stream: &stream,

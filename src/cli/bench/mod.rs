@@ -2,7 +2,9 @@
 //! bytes, timed in the same run with CUDA events (median after warm-up). `--backend cpu` times
 //! the CPU backend (sequential against rayon) against a host memcpy instead.
 
+mod cold_start;
 mod cpu;
+mod element_sizes;
 mod file_op;
 pub(crate) mod gpu;
 mod graph;
@@ -78,6 +80,19 @@ pub struct BenchArgs {
     /// 28 by default.
     #[arg(long)]
     pub variants: bool,
+    /// Instead of the --op x --type grid: the single-pass scan over element sizes 1 to 32 bytes
+    /// (u8, u16, i32 and i64 sums, and struct ops of 8, 12, 16, 24 and 32 bytes) and input sizes
+    /// (default 2^16 to 2^30 in steps of 4x), as one table of fractions of a copy.
+    #[arg(long)]
+    pub element_sizes: bool,
+    /// Instead of throughput: the time from a fresh process to the first scan result of --op x
+    /// --type on the GPU, with an empty kernel cache and with a warm disk cache (n = the first
+    /// of --sizes, 2^20 by default).
+    #[arg(long)]
+    pub cold_start: bool,
+    /// The child process of --cold-start (one operator, one size).
+    #[arg(long, hide = true)]
+    pub first_scan: bool,
     /// Time the `#[scan_op]` operator --op of this Rust file (with --backend cpu: on the CPU
     /// evaluator of its IR) beside a copy.
     #[arg(long, value_name = "FILE")]
@@ -104,6 +119,32 @@ pub fn run(args: BenchArgs) -> CliResult {
         let (device, rows) = variants::run(&args, log2n)?;
         println!("device: {device}");
         print!("{}", variants::to_table(&rows));
+        return Ok(());
+    }
+    if args.cold_start || args.first_scan {
+        let n = match parse_sizes(&args.sizes)?.first() {
+            Some(&n) if !args.sizes.is_empty() => n,
+            _ => 1 << 20,
+        };
+        if args.first_scan {
+            return cold_start::first_scan(&args, n);
+        }
+        print!("{}", cold_start::run(&args, n)?);
+        return Ok(());
+    }
+    if args.element_sizes {
+        let sizes = if args.sizes.is_empty() {
+            element_sizes::default_sizes()
+        } else {
+            parse_sizes(&args.sizes)?
+        };
+        let (device, rows) = element_sizes::run(&args, &sizes)?;
+        println!("device: {device}");
+        print!("{}", element_sizes::to_table(&rows, &sizes));
+        if let Some(path) = &args.json {
+            std::fs::write(path, report::to_json(&device, &rows))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
         return Ok(());
     }
     if args.graph {

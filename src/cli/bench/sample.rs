@@ -1,6 +1,7 @@
 //! Benchmark inputs: cheap pseudo-random elements (never all zeros: zeros can run faster than
 //! real data and hide unwritten outputs), and the dispatch from CLI names to operator types.
 
+use crate::cli::struct_ops::{Affine64, Mat2, Vec3, Vec3d, Vec4};
 use crate::cli::typed_ops::Affine;
 use scangen::runtime::cudarc::driver::DeviceRepr;
 use scangen::ScanElement;
@@ -58,6 +59,64 @@ impl Sample for Affine {
         Affine {
             a: 1.0,
             b: (mix(i) % 7) as f32,
+        }
+    }
+}
+
+/// A float in [0, 1) from the index's hash, for the struct lanes.
+fn unit(i: u64, lane: u64) -> f64 {
+    (mix(i.wrapping_mul(4).wrapping_add(lane)) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+impl Sample for Vec3 {
+    fn sample(i: u64) -> Vec3 {
+        Vec3 {
+            x: unit(i, 0) as f32,
+            y: unit(i, 1) as f32,
+            z: unit(i, 2) as f32,
+        }
+    }
+}
+
+impl Sample for Vec4 {
+    fn sample(i: u64) -> Vec4 {
+        Vec4 {
+            x: unit(i, 0) as f32,
+            y: unit(i, 1) as f32,
+            z: unit(i, 2) as f32,
+            w: unit(i, 3) as f32,
+        }
+    }
+}
+
+impl Sample for Affine64 {
+    fn sample(i: u64) -> Affine64 {
+        // |a| < 1 keeps long compositions finite.
+        Affine64 {
+            a: 0.5 + unit(i, 0) / 2.0,
+            b: unit(i, 1),
+        }
+    }
+}
+
+impl Sample for Vec3d {
+    fn sample(i: u64) -> Vec3d {
+        Vec3d {
+            x: unit(i, 0),
+            y: unit(i, 1),
+            z: unit(i, 2),
+        }
+    }
+}
+
+impl Sample for Mat2 {
+    fn sample(i: u64) -> Mat2 {
+        let m = |lane| mix(i.wrapping_mul(4).wrapping_add(lane));
+        Mat2 {
+            a: m(0),
+            b: m(1),
+            c: m(2),
+            d: m(3),
         }
     }
 }

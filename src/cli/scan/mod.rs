@@ -1,6 +1,8 @@
 //! `scangen scan --file ops.rs --op X --input data.npy [--output out.npy]`: scans a `.npy` or
 //! raw binary file with an operator from a Rust file, on the CPU with the evaluator of the
-//! operator's lowered IR (no rustc, no GPU).
+//! operator's lowered IR (no rustc, no GPU). An operator with `lift`/`project` reads one
+//! `--input` per input array of `lift` (in its parameters' order), of those types, and writes
+//! `project`'s outputs.
 //!
 //! The GPU runtime scans typed elements (`Scanner<Op>`): it has no byte-level entry for an
 //! operator known only at run time, so this verb runs on the CPU for now (`--cpu` is accepted
@@ -12,7 +14,8 @@ use super::op_source::OpSource;
 use super::CliResult;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use scan_core::ElementType;
+use scan_core::{ElementType, PrimType};
+use scan_lower::EvalOp;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
@@ -20,9 +23,10 @@ pub struct ScanArgs {
     #[command(flatten)]
     pub source: OpSource,
     /// Input: a `.npy` array of the element type (any shape, scanned flat in C order), or any
-    /// other file as raw elements back to back (little-endian, `#[repr(C)]` layout).
-    #[arg(long, value_name = "FILE")]
-    pub input: PathBuf,
+    /// other file as raw elements back to back (little-endian, `#[repr(C)]` layout). For an
+    /// operator with `lift`: once per input array, of `lift`'s parameter types, in order.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub input: Vec<PathBuf>,
     /// Output: `.npy` (the input's dtype and shape) or raw; default: print the last element
     /// (the total) only.
     #[arg(long, short, value_name = "FILE")]
@@ -47,10 +51,24 @@ fn is_npy(path: &Path) -> bool {
 }
 
 fn read_input(path: &Path, element: &ElementType) -> Result<Input, String> {
+    let prim = match element {
+        ElementType::Prim(p) => Some(*p),
+        ElementType::Struct(_) => None,
+    };
+    read_values(path, element.size(), prim, "element")
+}
+
+/// A file of values of `size` bytes (of the primitive `prim`, when one: a `.npy`'s dtype must be
+/// it); `what` names them in errors.
+fn read_values(
+    path: &Path,
+    size: usize,
+    prim: Option<PrimType>,
+    what: &str,
+) -> Result<Input, String> {
     let mut bytes =
         std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let shown = path.display();
-    let size = element.size();
     let header = if is_npy(path) {
         let h = npy::parse(&bytes).map_err(|e| format!("{shown}: {e}"))?;
         if h.fortran_order && h.shape.iter().filter(|&&d| d > 1).count() > 1 {
@@ -58,11 +76,11 @@ fn read_input(path: &Path, element: &ElementType) -> Result<Input, String> {
                 "{shown}: a Fortran-order array of several dimensions; save it in C order (np.ascontiguousarray)"
             ));
         }
-        if let ElementType::Prim(p) = element {
-            let want = npy::typestr(*p);
+        if let Some(p) = prim {
+            let want = npy::typestr(p);
             if h.descr != want {
                 return Err(format!(
-                    "{shown}: dtype {} but the operator's element is {p} ({want}); convert with arr.astype(...)",
+                    "{shown}: dtype {} but the operator's {what} is {p} ({want}); convert with arr.astype(...)",
                     h.descr
                 ));
             }
@@ -83,7 +101,7 @@ fn read_input(path: &Path, element: &ElementType) -> Result<Input, String> {
     };
     if bytes.len() % size != 0 {
         return Err(format!(
-            "{shown}: {} bytes is not a whole number of {size}-byte elements",
+            "{shown}: {} bytes is not a whole number of {size}-byte values",
             bytes.len()
         ));
     }
@@ -95,8 +113,19 @@ pub fn run(args: ScanArgs) -> CliResult {
         return Err("scangen scan runs an operator from a file: --file ops.rs --op NAME".into());
     }
     let op = args.source.evaluator()?;
+    if op.has_transform() {
+        return run_transform(&args, &op);
+    }
     let element = op.element().clone();
-    let input = read_input(&args.input, &element)?;
+    let [path] = args.input.as_slice() else {
+        return Err(format!(
+            "`{}` has no `lift`: it scans one --input of its elements, {} given",
+            op.name(),
+            args.input.len()
+        )
+        .into());
+    };
+    let input = read_input(path, &element)?;
     let size = element.size();
     let n = input.bytes.len() / size;
     let mut output = vec![0u8; input.bytes.len()];
@@ -148,6 +177,66 @@ pub fn run(args: ScanArgs) -> CliResult {
         }
     }
     println!("total: {}", describe(&total));
+    Ok(())
+}
+
+/// An operator with `lift`/`project`: one input file per input array, outputs of `project`'s
+/// type.
+fn run_transform(args: &ScanArgs, op: &EvalOp) -> CliResult {
+    let layouts = op.input_layouts()?;
+    if args.input.len() != layouts.len() {
+        return Err(format!(
+            "`{}`'s lift reads {} input array(s): give one --input each, in its parameters' order ({} given)",
+            op.name(),
+            layouts.len(),
+            args.input.len()
+        )
+        .into());
+    }
+    let inputs = args
+        .input
+        .iter()
+        .zip(&layouts)
+        .enumerate()
+        .map(|(k, (path, l))| read_values(path, l.size, l.prim, &format!("input {k}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let arrays: Vec<&[u8]> = inputs.iter().map(|i| i.bytes.as_slice()).collect();
+    let output = op.transform_scan(&arrays, args.exclusive)?;
+    let out = op.output_layout()?;
+    let n = output.len() / out.size.max(1);
+    eprintln!(
+        "scanned {n} positions of {} input array(s) with `{}` (lift, scan, project) on the CPU (the evaluator of the operator's IR)",
+        arrays.len(),
+        op.name()
+    );
+    let shown = |b: &[u8]| match out.prim {
+        Some(p) => describe(&ElementType::Prim(p), b),
+        None => format!("{b:02x?}"),
+    };
+    match &args.output {
+        Some(path) => {
+            let mut file = Vec::with_capacity(output.len() + 128);
+            if is_npy(path) {
+                let Some(p) = out.prim else {
+                    return Err(format!(
+                        "{}: `project`'s output is not a primitive, which .npy cannot describe here; write a raw file",
+                        path.display()
+                    )
+                    .into());
+                };
+                let shape = match &inputs[0].header {
+                    Some(h) => h.shape.clone(),
+                    None => vec![n as u64],
+                };
+                file.extend(npy::header(&npy::typestr(p), &shape));
+            }
+            file.extend(&output);
+            std::fs::write(path, file)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        None if n > 0 => println!("last: {}", shown(&output[(n - 1) * out.size..])),
+        None => println!("no input values"),
+    }
     Ok(())
 }
 

@@ -1,0 +1,648 @@
+//! Fused lift/project scans and transform reductions, with operators written with `#[scan_op]`
+//! (the macro-generated lift/project run on the CPU; their lowering runs on the GPU), against
+//! plain Rust loops on random, never-zero data at awkward sizes.
+//!
+//! The CPU tests run everywhere. The GPU tests are `#[ignore]`d (CI has no GPU): the GPU
+//! bundle runs them with --include-ignored (`scripts/build-gpu-bundle.sh`).
+
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use scangen::lower::{parse_ops_file, EvalError, EvalOp, ValueLayout};
+use scangen::runtime::{CpuScanner, Gpu, ScanError, ScanExtras, ScanOptions};
+use scangen::{scan_op, Algorithm, PrimType, ScanElement, ScanMode, ScanOp, Transform};
+
+/// Kadane: `{best, prefix, suffix, total}` from raw i64, projected to `best`. Not commutative.
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct Kad {
+    pub best: i64,
+    pub prefix: i64,
+    pub suffix: i64,
+    pub total: i64,
+}
+
+pub struct Kadane;
+
+#[scan_op]
+impl ScanOp for Kadane {
+    type Elem = Kad;
+    fn identity() -> Kad {
+        const NONE: i64 = i64::MIN / 4;
+        Kad {
+            best: NONE,
+            prefix: NONE,
+            suffix: NONE,
+            total: 0,
+        }
+    }
+    fn combine(l: Kad, r: Kad) -> Kad {
+        Kad {
+            best: l.best.max(r.best).max(l.suffix + r.prefix),
+            prefix: l.prefix.max(l.total + r.prefix),
+            suffix: r.suffix.max(l.suffix + r.total),
+            total: l.total + r.total,
+        }
+    }
+    fn lift(x: i64, _index: u64) -> Kad {
+        Kad {
+            best: x,
+            prefix: x,
+            suffix: x,
+            total: x,
+        }
+    }
+    fn project(e: Kad) -> i64 {
+        e.best
+    }
+}
+
+/// Argmin with the index from `lift`, projected to the index.
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct MinAt {
+    pub value: f32,
+    pub index: u64,
+}
+
+pub struct ArgMin;
+
+#[scan_op]
+impl ScanOp for ArgMin {
+    type Elem = MinAt;
+    fn identity() -> MinAt {
+        MinAt {
+            value: f32::INFINITY,
+            index: u64::MAX,
+        }
+    }
+    fn combine(l: MinAt, r: MinAt) -> MinAt {
+        if r.value < l.value || (r.value == l.value && r.index < l.index) {
+            r
+        } else {
+            l
+        }
+    }
+    fn lift(value: f32, index: u64) -> MinAt {
+        MinAt { value, index }
+    }
+    fn project(m: MinAt) -> u64 {
+        m.index
+    }
+}
+
+/// `x -> a*x + b` over wrapping u64 from two arrays (exact, not commutative), projected to
+/// `x[i]` (the map applied to 0) as u32: a recurrence `x[i] = a[i] x[i-1] + b[i]`.
+#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
+#[repr(C)]
+pub struct Aff {
+    pub a: u64,
+    pub b: u64,
+}
+
+pub struct Recur;
+
+#[scan_op]
+impl ScanOp for Recur {
+    type Elem = Aff;
+    fn identity() -> Aff {
+        Aff { a: 1, b: 0 }
+    }
+    fn combine(l: Aff, r: Aff) -> Aff {
+        Aff {
+            a: r.a.wrapping_mul(l.a),
+            b: r.a.wrapping_mul(l.b).wrapping_add(r.b),
+        }
+    }
+    fn lift(a: u32, b: u64, index: u64) -> Aff {
+        // The index takes part, so a wrong index shows up in the result.
+        Aff {
+            a: a as u64 | 1,
+            b: b ^ index,
+        }
+    }
+    fn project(m: Aff) -> u32 {
+        (m.b >> 7) as u32
+    }
+}
+
+/// Only a projection: elements (u64) in, u8 out; lift is the identity.
+pub struct SumLow;
+
+#[scan_op]
+impl ScanOp for SumLow {
+    type Elem = u64;
+    fn identity() -> u64 {
+        0
+    }
+    fn combine(l: u64, r: u64) -> u64 {
+        l.wrapping_add(r)
+    }
+    fn project(e: u64) -> u8 {
+        (e % 251) as u8
+    }
+}
+
+/// Sizes around warps, tiles (up to 8192 elements) and primes; never only powers of two.
+fn sizes() -> Vec<usize> {
+    let mut v = vec![0, 1, 2, 31, 32, 33, 97, 1000, 1021];
+    for t in [512usize, 1024, 2048, 4096, 8192] {
+        v.extend([t - 1, t, t + 1]);
+    }
+    v.extend([8191 * 3 + 17, 65_537, 262_147]);
+    v
+}
+
+fn kadane_input(rng: &mut StdRng, n: usize) -> Vec<i64> {
+    (0..n)
+        .map(|_| {
+            let x = rng.gen_range(-1_000_000i64..1_000_000);
+            if x == 0 {
+                7
+            } else {
+                x
+            }
+        })
+        .collect()
+}
+
+fn argmin_input(rng: &mut StdRng, n: usize) -> Vec<f32> {
+    // Few values: ties everywhere; never 0.
+    (0..n).map(|_| rng.gen_range(1..40) as f32 * 0.5).collect()
+}
+
+fn recur_input(rng: &mut StdRng, n: usize) -> (Vec<u32>, Vec<u64>) {
+    (
+        (0..n).map(|_| rng.gen::<u32>() | 2).collect(),
+        (0..n).map(|_| rng.gen::<u64>() | 1).collect(),
+    )
+}
+
+/// The reference: lift with the index, scan sequentially in `mode` (reversed: from the end),
+/// project.
+fn reference<Op: Transform>(
+    inputs: &[Op::Input],
+    mode: ScanMode,
+    reverse: bool,
+) -> (Vec<Op::Output>, Op::Elem) {
+    let n = inputs.len();
+    let mut out = vec![Op::project(Op::identity()); n];
+    let mut acc = Op::identity();
+    let order: Vec<usize> = if reverse {
+        (0..n).rev().collect()
+    } else {
+        (0..n).collect()
+    };
+    for i in order {
+        let x = Op::lift(inputs[i], i as u64);
+        let before = acc;
+        acc = Op::combine(acc, x);
+        out[i] = Op::project(if mode == ScanMode::Exclusive {
+            before
+        } else {
+            acc
+        });
+    }
+    (out, acc)
+}
+
+fn options(mode: ScanMode, reverse: bool, algorithm: Algorithm) -> ScanOptions {
+    let o = ScanOptions::default().mode(mode).algorithm(algorithm);
+    if reverse {
+        o.reverse()
+    } else {
+        o
+    }
+}
+
+#[test]
+fn cpu_transform_scans_match_loops() {
+    let mut rng = StdRng::seed_from_u64(0xf05e);
+    for n in sizes() {
+        let k = kadane_input(&mut rng, n);
+        let m = argmin_input(&mut rng, n);
+        let (a, b) = recur_input(&mut rng, n);
+        let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+        let s: Vec<u64> = (0..n).map(|_| rng.gen::<u64>() | 1).collect();
+        for mode in ScanMode::ALL {
+            for reverse in [false, true] {
+                for sequential in [false, true] {
+                    let mut o = options(mode, reverse, Algorithm::SinglePass);
+                    if sequential {
+                        o = o.cpu_sequential();
+                    }
+                    let ctx = format!("n={n} {mode} reverse={reverse} sequential={sequential}");
+                    let got = CpuScanner::<Kadane>::new(o)
+                        .transform_scan(k.as_slice())
+                        .unwrap();
+                    assert_eq!(
+                        got,
+                        reference::<Kadane>(&k, mode, reverse).0,
+                        "kadane {ctx}"
+                    );
+                    let got = CpuScanner::<ArgMin>::new(o)
+                        .transform_scan(m.as_slice())
+                        .unwrap();
+                    assert_eq!(
+                        got,
+                        reference::<ArgMin>(&m, mode, reverse).0,
+                        "argmin {ctx}"
+                    );
+                    let got = CpuScanner::<Recur>::new(o)
+                        .transform_scan((a.as_slice(), b.as_slice()))
+                        .unwrap();
+                    assert_eq!(got, reference::<Recur>(&ab, mode, reverse).0, "recur {ctx}");
+                    let got = CpuScanner::<SumLow>::new(o)
+                        .transform_scan(s.as_slice())
+                        .unwrap();
+                    assert_eq!(
+                        got,
+                        reference::<SumLow>(&s, mode, reverse).0,
+                        "sumlow {ctx}"
+                    );
+                }
+            }
+        }
+        // Reductions: the fold of lift in sequence order, after an initial value.
+        let cpu = CpuScanner::<Recur>::new(ScanOptions::default());
+        let init = Aff { a: 3, b: 5 };
+        let want = ab.iter().enumerate().fold(init, |acc, (i, &x)| {
+            Recur::combine(acc, Recur::lift(x, i as u64))
+        });
+        assert_eq!(
+            cpu.transform_reduce((a.as_slice(), b.as_slice()), init)
+                .unwrap(),
+            want
+        );
+        let cpu = CpuScanner::<Kadane>::new(ScanOptions::default());
+        assert_eq!(
+            cpu.transform_reduce(k.as_slice(), Kadane::identity())
+                .unwrap(),
+            reference::<Kadane>(&k, ScanMode::Inclusive, false).1,
+            "n={n}"
+        );
+    }
+}
+
+/// The lift sees each value's own index: a plain Rust loop over the arrays agrees with the
+/// macro's Transform impl, and the kadane answer is Kadane's loop.
+#[test]
+fn cpu_kadane_is_kadanes_loop() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let xs = kadane_input(&mut rng, 10_007);
+    let got = CpuScanner::<Kadane>::new(ScanOptions::default())
+        .transform_scan(xs.as_slice())
+        .unwrap();
+    let (mut here, mut best) = (0i64, i64::MIN);
+    for (i, &x) in xs.iter().enumerate() {
+        here = if i == 0 { x } else { x.max(here + x) };
+        best = best.max(here);
+        assert_eq!(got[i], best, "prefix {i}");
+    }
+}
+
+#[test]
+fn cpu_bad_inputs_are_typed_errors() {
+    let mut s = CpuScanner::<Recur>::new(ScanOptions::default());
+    let (a, b) = (vec![1u32; 5], vec![1u64; 4]);
+    match s.transform_scan((a.as_slice(), b.as_slice())) {
+        Err(ScanError::InputLengths { lens }) => assert_eq!(lens, vec![5, 4]),
+        other => panic!("{other:?}"),
+    }
+    let mut out = vec![0u32; 3];
+    let b = vec![1u64; 5];
+    match s.transform_scan_into((a.as_slice(), b.as_slice()), &mut out) {
+        Err(ScanError::LengthMismatch { input, output }) => assert_eq!((input, output), (5, 3)),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The lowered transforms the GPU runs: the macro's spec names the arrays and bodies.
+#[test]
+fn device_transforms_describe_the_arrays() {
+    let t = Recur::device_transform();
+    assert_eq!(t.inputs.len(), 2);
+    assert_eq!(
+        (t.inputs[0].size(), t.inputs[1].size(), t.output.size()),
+        (4, 8, 4)
+    );
+    assert_eq!(t.lift_params, vec!["a", "b", "index"]);
+    assert!(t.lift_body.contains("index"), "{}", t.lift_body);
+    let t = SumLow::device_transform();
+    assert_eq!((t.inputs.len(), t.output.size()), (1, 1));
+    assert!(t.lift_body.contains("return x;"));
+}
+
+// ---- The IR evaluator (`scangen scan --file` without a GPU) against the macro's Rust ------------
+
+/// The bytes of a slice of plain values (primitives: no padding).
+fn bytes<T: Copy>(v: &[T]) -> Vec<u8> {
+    // SAFETY: `T` is a primitive here (every byte initialised); the bytes are copied out.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+        .to_vec()
+}
+
+fn evaluator(name: &str) -> EvalOp {
+    parse_ops_file(include_str!("fused.rs"))
+        .unwrap()
+        .evaluator(name)
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+}
+
+/// The macro's Rust on the CPU backend, sequential (one fold, like the evaluator).
+fn macro_scan<Op: Transform, I: scangen::runtime::HostInputs<Op::Input>>(
+    inputs: I,
+    mode: ScanMode,
+) -> Vec<Op::Output>
+where
+    Op::Output: Copy,
+{
+    CpuScanner::<Op>::new(ScanOptions::default().mode(mode).cpu_sequential())
+        .transform_scan(inputs)
+        .unwrap()
+}
+
+const SIZES: [usize; 9] = [0, 1, 2, 31, 32, 33, 97, 1021, 4099];
+
+#[test]
+fn evaluator_lift_project_match_the_macro_bit_for_bit() {
+    let (kad, arg, rec, low) = (
+        evaluator("Kadane"),
+        evaluator("ArgMin"),
+        evaluator("Recur"),
+        evaluator("SumLow"),
+    );
+    let mut rng = StdRng::seed_from_u64(0xe7a1);
+    for n in SIZES {
+        let k: Vec<i64> = (0..n)
+            .map(|_| rng.gen_range(-1_000_000..1_000_000))
+            .collect();
+        let m: Vec<f32> = (0..n).map(|_| rng.gen_range(1..40) as f32 * 0.5).collect();
+        let a: Vec<u32> = (0..n).map(|_| rng.gen::<u32>() | 2).collect();
+        let b: Vec<u64> = (0..n).map(|_| rng.gen::<u64>() | 1).collect();
+        let s: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+        for mode in ScanMode::ALL {
+            let ex = mode == ScanMode::Exclusive;
+            let ctx = format!("n={n} {mode}");
+            assert_eq!(
+                kad.transform_scan(&[&bytes(&k)], ex).unwrap(),
+                bytes(&macro_scan::<Kadane, _>(k.as_slice(), mode)),
+                "kadane {ctx}"
+            );
+            assert_eq!(
+                arg.transform_scan(&[&bytes(&m)], ex).unwrap(),
+                bytes(&macro_scan::<ArgMin, _>(m.as_slice(), mode)),
+                "argmin {ctx}"
+            );
+            assert_eq!(
+                rec.transform_scan(&[&bytes(&a), &bytes(&b)], ex).unwrap(),
+                bytes(&macro_scan::<Recur, _>((a.as_slice(), b.as_slice()), mode)),
+                "recur {ctx}"
+            );
+            assert_eq!(
+                low.transform_scan(&[&bytes(&s)], ex).unwrap(),
+                bytes(&macro_scan::<SumLow, _>(s.as_slice(), mode)),
+                "sumlow {ctx}"
+            );
+        }
+    }
+}
+
+#[test]
+fn evaluator_reports_the_transform_layouts() {
+    let rec = evaluator("Recur");
+    assert!(rec.has_transform());
+    let layout = |size, prim| ValueLayout {
+        size,
+        prim: Some(prim),
+    };
+    assert_eq!(
+        rec.input_layouts().unwrap(),
+        vec![layout(4, PrimType::U32), layout(8, PrimType::U64)]
+    );
+    assert_eq!(rec.output_layout().unwrap(), layout(4, PrimType::U32));
+    let low = evaluator("SumLow");
+    assert_eq!(low.input_layouts().unwrap(), vec![layout(8, PrimType::U64)]);
+    assert_eq!(low.output_layout().unwrap(), layout(1, PrimType::U8));
+    let kad = evaluator("Kadane");
+    let mut out = [0u8; 32];
+    kad.lift_into(&[&(-5i64).to_le_bytes()], 3, &mut out)
+        .unwrap();
+    assert_eq!(out, bytes(&[-5i64; 4]).as_slice(), "lift fills every field");
+    let mut best = [0u8; 8];
+    kad.project_into(&bytes(&[9i64, 1, 2, 3]), &mut best)
+        .unwrap();
+    assert_eq!(i64::from_le_bytes(best), 9);
+}
+
+#[test]
+fn evaluator_transform_errors_are_typed() {
+    let rec = evaluator("Recur");
+    let a = bytes(&[1u32, 2, 3]);
+    let b = bytes(&[1u64, 2]);
+    assert!(matches!(
+        rec.transform_scan(&[&a], false),
+        Err(EvalError::InputArrays {
+            expected: 2,
+            got: 1
+        })
+    ));
+    assert!(matches!(
+        rec.transform_scan(&[&a, &b], false),
+        Err(EvalError::WrongSize { .. })
+    ));
+    let mut out = [0u8; 4];
+    assert!(matches!(
+        rec.project_into(&[0u8; 16], &mut out[..3]),
+        Err(EvalError::WrongSize { .. })
+    ));
+}
+
+// ---- GPU ----------------------------------------------------------------------------------
+
+/// Panics with the first differing position (not megabytes of both vectors) when `got` is not
+/// `want`.
+#[track_caller]
+fn assert_same<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T], ctx: &str) {
+    assert_eq!(got.len(), want.len(), "{ctx}: lengths");
+    if let Some(i) = got.iter().zip(want).position(|(g, w)| g != w) {
+        let wrong = got.iter().zip(want).filter(|(g, w)| g != w).count();
+        panic!(
+            "{ctx}: {wrong} of {} elements differ, the first at {i}: got {:?}, want {:?}",
+            got.len(),
+            got[i],
+            want[i]
+        );
+    }
+}
+
+fn gpu() -> Gpu {
+    Gpu::new(0).expect("a GPU (this test is for the GPU bundle)")
+}
+
+/// Every algorithm x mode x direction, at every awkward size, for the four transforms; each
+/// against the reference loop, bit for bit.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh, then .gpu/run-all.sh on a GPU machine"]
+fn gpu_transform_scans_match_loops() {
+    let gpu = gpu();
+    let mut rng = StdRng::seed_from_u64(0x6b0);
+    let mut cases = 0;
+    for algorithm in Algorithm::ALL {
+        for mode in ScanMode::ALL {
+            for reverse in [false, true] {
+                let o = options(mode, reverse, algorithm);
+                let mut kad = gpu.transform_scanner::<Kadane>(o).unwrap();
+                let mut arg = gpu.transform_scanner::<ArgMin>(o).unwrap();
+                let mut rec = gpu.transform_scanner::<Recur>(o).unwrap();
+                let mut low = gpu.transform_scanner::<SumLow>(o).unwrap();
+                let mut sz = sizes();
+                sz.push(3_000_017);
+                for n in sz {
+                    let ctx = format!("{algorithm} {mode} reverse={reverse} n={n}");
+                    let k = kadane_input(&mut rng, n);
+                    assert_same(
+                        &kad.transform_scan(k.as_slice()).unwrap(),
+                        &reference::<Kadane>(&k, mode, reverse).0,
+                        &format!("kadane {ctx}"),
+                    );
+                    let m = argmin_input(&mut rng, n);
+                    assert_same(
+                        &arg.transform_scan(m.as_slice()).unwrap(),
+                        &reference::<ArgMin>(&m, mode, reverse).0,
+                        &format!("argmin {ctx}"),
+                    );
+                    let (a, b) = recur_input(&mut rng, n);
+                    let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+                    assert_same(
+                        &rec.transform_scan((a.as_slice(), b.as_slice())).unwrap(),
+                        &reference::<Recur>(&ab, mode, reverse).0,
+                        &format!("recur {ctx}"),
+                    );
+                    let s: Vec<u64> = (0..n).map(|_| rng.gen::<u64>() | 1).collect();
+                    assert_same(
+                        &low.transform_scan(s.as_slice()).unwrap(),
+                        &reference::<SumLow>(&s, mode, reverse).0,
+                        &format!("sumlow {ctx}"),
+                    );
+                    cases += 4;
+                }
+            }
+        }
+    }
+    println!("gpu suite (fused): {cases} cases passed");
+}
+
+/// Device buffers, an initial value and the total (an element): chained halves give the
+/// whole scan.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh, then .gpu/run-all.sh on a GPU machine"]
+fn gpu_transform_scan_device_with_init_and_total() {
+    let gpu = gpu();
+    let stream = gpu.default_stream();
+    let mut rng = StdRng::seed_from_u64(11);
+    for algorithm in Algorithm::ALL {
+        let mut s = gpu
+            .transform_scanner::<Recur>(ScanOptions::default().algorithm(algorithm))
+            .unwrap();
+        let n = 100_003;
+        let (a, b) = recur_input(&mut rng, n);
+        let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+        let h = n / 2 + 1;
+        let da = stream.clone_htod(&a).unwrap();
+        let db = stream.clone_htod(&b).unwrap();
+        let mut out = stream.alloc_zeros::<u32>(n).unwrap();
+        let mut carry = stream.alloc_zeros::<Aff>(1).unwrap();
+        let mut total = stream.alloc_zeros::<Aff>(1).unwrap();
+        s.transform_scan_device(
+            &stream,
+            (&da.slice(..h), &db.slice(..h)),
+            &mut out.slice_mut(..h),
+            ScanExtras::new().total(&mut carry),
+        )
+        .unwrap();
+        // The second half's indices restart at 0 in its own arrays: compare with that.
+        s.transform_scan_device(
+            &stream,
+            (&da.slice(h..), &db.slice(h..)),
+            &mut out.slice_mut(h..),
+            ScanExtras::new().init(&carry).total(&mut total),
+        )
+        .unwrap();
+        let got = stream.clone_dtoh(&out).unwrap();
+        let tot = stream.clone_dtoh(&total).unwrap()[0];
+        let mut acc = Recur::identity();
+        for (i, &x) in ab.iter().enumerate() {
+            let idx = if i < h { i } else { i - h } as u64;
+            acc = Recur::combine(acc, Recur::lift(x, idx));
+            assert_eq!(got[i], Recur::project(acc), "{algorithm} position {i}");
+        }
+        assert_eq!(tot, acc, "{algorithm}");
+        // Mismatched lengths are refused before any launch.
+        let e = s
+            .transform_scan_device(
+                &stream,
+                (&da.slice(..10), &db.slice(..11)),
+                &mut out.slice_mut(..10),
+                ScanExtras::new(),
+            )
+            .unwrap_err();
+        assert!(matches!(e, ScanError::InputLengths { .. }), "{e}");
+    }
+}
+
+/// Transform reductions for several ops and sizes (0 included) against the fold of lift.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh, then .gpu/run-all.sh on a GPU machine"]
+fn gpu_transform_reductions_match_folds() {
+    let gpu = gpu();
+    let mut kad = gpu.transform_reducer::<Kadane>().unwrap();
+    let mut arg = gpu.transform_reducer::<ArgMin>().unwrap();
+    let mut rec = gpu.transform_reducer::<Recur>().unwrap();
+    let mut low = gpu.transform_reducer::<SumLow>().unwrap();
+    let mut rng = StdRng::seed_from_u64(12);
+    let mut sz = sizes();
+    sz.push(5_000_011);
+    for n in sz {
+        let k = kadane_input(&mut rng, n);
+        assert_eq!(
+            kad.reduce(k.as_slice(), Kadane::identity()).unwrap(),
+            reference::<Kadane>(&k, ScanMode::Inclusive, false).1,
+            "kadane n={n}"
+        );
+        let m = argmin_input(&mut rng, n);
+        assert_eq!(
+            arg.reduce(m.as_slice(), ArgMin::identity()).unwrap(),
+            reference::<ArgMin>(&m, ScanMode::Inclusive, false).1,
+            "argmin n={n}"
+        );
+        let (a, b) = recur_input(&mut rng, n);
+        let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+        let init = Aff { a: 5, b: 9 };
+        let want = ab.iter().enumerate().fold(init, |acc, (i, &x)| {
+            Recur::combine(acc, Recur::lift(x, i as u64))
+        });
+        assert_eq!(
+            rec.reduce((a.as_slice(), b.as_slice()), init).unwrap(),
+            want,
+            "recur n={n}"
+        );
+        let s: Vec<u64> = (0..n).map(|_| rng.gen::<u64>() | 1).collect();
+        assert_eq!(
+            low.reduce(s.as_slice(), 0).unwrap(),
+            s.iter().fold(0u64, |x, &y| x.wrapping_add(y)),
+            "sumlow n={n}"
+        );
+    }
+}
+
+/// Segmented fused scans are refused by the runtime with a typed error, before any launch.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh, then .gpu/run-all.sh on a GPU machine"]
+fn gpu_segmented_transform_scans_are_refused() {
+    let gpu = gpu();
+    let e = gpu
+        .transform_scanner::<Kadane>(
+            ScanOptions::default().segmented(scangen::runtime::Segments::Flags),
+        )
+        .unwrap_err();
+    assert!(matches!(e, ScanError::Codegen(_)), "{e}");
+}
