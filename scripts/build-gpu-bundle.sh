@@ -39,6 +39,16 @@ GPU_BINARIES=(
   "--bin scangen|check --op add --type i32"
 )
 # Extra entries from the environment, newline-separated, same formats.
+# SCANGEN_BUNDLE_CANDLE=1 adds scangen-candle's CUDA tests and its bench beside candle's cumsum
+# (`cuda` feature: needs nvcc and link stubs, which `. scripts/candle-cuda-env.sh` provides; a cold
+# release build of candle takes a while). The executables link the CUDA libraries (candle's mode);
+# run-all.sh finds them with cuda-libs-env.sh.
+if [ "${SCANGEN_BUNDLE_CANDLE:-0}" = 1 ]; then
+  # shellcheck source=candle-cuda-env.sh
+  . scripts/candle-cuda-env.sh
+  GPU_TESTS+=("-p scangen-candle --features cuda --test gpu")
+  GPU_BINARIES+=("-p scangen-candle --features cuda --example bench|--cuda")
+fi
 if [ -n "${SCANGEN_BUNDLE_TESTS:-}" ]; then mapfile -t -O "${#GPU_TESTS[@]}" GPU_TESTS <<<"$SCANGEN_BUNDLE_TESTS"; fi
 if [ -n "${SCANGEN_BUNDLE_BINARIES:-}" ]; then mapfile -t -O "${#GPU_BINARIES[@]}" GPU_BINARIES <<<"$SCANGEN_BUNDLE_BINARIES"; fi
 # SCANGEN_BUNDLE_ONLY="variants gpu_suite": build only the test executables with those names
@@ -80,6 +90,11 @@ shrink() {
   if [ "${SCANGEN_BUNDLE_KEEP_DEBUG:-0}" != 1 ] && command -v strip >/dev/null 2>&1; then
     strip --strip-debug "$1"
   fi
+  # Executables over 16 MiB (scangen-candle's: 44 MiB, 32 of them candle's kernels) travel
+  # gzipped (about 12 MiB); run-all.sh unpacks them.
+  if [ "$(stat -c %s "$1")" -gt $((16 << 20)) ]; then
+    gzip -9 -f "$1"
+  fi
 }
 
 rm -rf "$bundle"
@@ -120,6 +135,8 @@ done
 # The CUB baseline source (built there with nvcc, beside `scangen bench`), when shared/ is here.
 # Peers of `scangen bench --variants` (CUB by key, torch/cupy rows), compiled/run there.
 mkdir -p "$bundle/peers" && find "$root/bench/peers" -maxdepth 1 -type f -exec cp {} "$bundle/peers/" \;
+# Finds the CUDA libraries executables linked against them (scangen-candle's) need there.
+cp "$root/scripts/cuda-libs-env.sh" "$bundle/"
 for cub in "$root/../shared/bench/cub_scan.cu" "$root/shared/bench/cub_scan.cu"; do
   if [ -f "$cub" ]; then
     mkdir -p "$bundle/cub" && cp "$cub" "$bundle/cub/"
@@ -201,12 +218,22 @@ PY
     echo "run-all: NCCL $(readlink -f "$nccl")"
   fi
 fi
+# --- Linked CUDA libraries (scangen-candle's executables) ---------------------------------------
+# They link libcublas.so, libcurand.so, ... by unversioned names: cuda-libs-env.sh links those in
+# the shim directory to the libraries it finds (torch's nvidia-* wheels) and appends it to the path.
+if [ -f "$here/cuda-libs-env.sh" ] && [ -n "${shim:-}" ]; then
+  SCANGEN_CUDA_SHIM="$shim" . "$here/cuda-libs-env.sh"
+fi
 export SCANGEN_CACHE_DIR="${SCANGEN_CACHE_DIR:-$here/cache}"
 # NVRTC tests must not skip here.
 export SCANGEN_REQUIRE_NVRTC=1
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 # --- Run ----------------------------------------------------------------------------------------
+# Large executables came gzipped (build-gpu-bundle.sh's shrink).
+for gz in "$here"/bin/tests/*.gz "$here"/bin/tools/*.gz; do
+  [ -e "$gz" ] && gunzip -f "$gz"
+done
 status=0
 results=()
 log_dir="$here/logs"

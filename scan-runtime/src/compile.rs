@@ -63,8 +63,7 @@ impl KernelImage {
 /// into a library it cannot load, so nothing calls NVRTC before this says yes.
 pub fn nvrtc_available() -> Result<(), ScanError> {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to dlopen the library under its candidate names.
-    if *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() }) {
+    if *PRESENT.get_or_init(culib_present!(sys::is_culib_present())) {
         Ok(())
     } else {
         Err(ScanError::NoNvrtc {

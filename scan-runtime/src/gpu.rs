@@ -22,8 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// it cannot load, so no driver call happens before this says yes.
 pub fn driver_available() -> Result<(), ScanError> {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to dlopen the library under its candidate names.
-    if *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() }) {
+    if *PRESENT.get_or_init(culib_present!(cudarc::driver::sys::is_culib_present())) {
         Ok(())
     } else {
         Err(ScanError::NoDriver {

@@ -47,6 +47,25 @@
 //! The launch protocol is the kernel ABI in ARCHITECTURE.md; libcuda and libnvrtc are loaded
 //! when first needed, and their absence is a [`ScanError`], never a panic.
 
+/// A closure saying whether a CUDA library can be used, for the `OnceLock`s of
+/// `driver_available`, `nvrtc_available` and `nccl_available`: tries to load it (cudarc panics on
+/// the first call into a library it cannot load).
+#[cfg(not(feature = "dynamic-linking"))]
+macro_rules! culib_present {
+    // SAFETY: `is_culib_present` only tries to dlopen the library under its candidate names.
+    ($check:expr) => {
+        || unsafe { $check }
+    };
+}
+/// With the `dynamic-linking` feature the library is linked (the executable would not have
+/// started without it), and cudarc has no `is_culib_present`.
+#[cfg(feature = "dynamic-linking")]
+macro_rules! culib_present {
+    ($check:expr) => {
+        || true
+    };
+}
+
 mod abi;
 mod auto;
 mod cache_entry;

@@ -41,8 +41,7 @@ pub const NCCL_ID_ENV: &str = "SCANGEN_NCCL_ID";
 /// cannot load, so no NCCL call happens before this says yes).
 pub fn nccl_available() -> Result<(), ShardError> {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to dlopen the library under its candidate names.
-    if *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() }) {
+    if *PRESENT.get_or_init(culib_present!(sys::is_culib_present())) {
         Ok(())
     } else {
         Err(ShardError::NcclUnavailable {
