@@ -49,4 +49,17 @@ pub trait Transform: ScanOp {
 
     /// `lift` and `project` lowered to C, for code generation.
     fn device_transform() -> TransformSpec;
+
+    /// `lift` of one position given as bytes: one slice per input array (`repr(C)` layout, in
+    /// [`TransformSpec::inputs`] order). It lets a tool that knows only the layouts (the law
+    /// checker's samplers) run the Rust `lift`. `None` when the slices do not fit the inputs,
+    /// or for a hand-written `Transform` that does not provide it (`#[scan_op]` does).
+    ///
+    /// # Safety
+    /// Each slice of its input's size must hold a valid value of that type (every `bool` field
+    /// 0 or 1).
+    unsafe fn lift_bytes(inputs: &[&[u8]], index: u64) -> Option<Self::Elem> {
+        let _ = (inputs, index);
+        None
+    }
 }

@@ -325,6 +325,39 @@ fn transform_impl(
             }
         }
     };
+    // lift_bytes: each input read from its bytes (size checked), then `lift`.
+    let n_inputs = input_types.len();
+    let reads = input_types.iter().enumerate().map(|(k, ty)| {
+        let v = format_ident!("__input{}", k);
+        quote! {
+            let #v: #ty = {
+                let bytes = inputs[#k];
+                if bytes.len() != ::core::mem::size_of::<#ty>() {
+                    return ::core::option::Option::None;
+                }
+                // SAFETY: the size is checked; the caller vouches for a valid value.
+                unsafe { ::core::ptr::read_unaligned(bytes.as_ptr().cast::<#ty>()) }
+            };
+        }
+    });
+    let read_vars: Vec<syn::Ident> = (0..n_inputs)
+        .map(|k| format_ident!("__input{}", k))
+        .collect();
+    let packed = if n_inputs == 1 {
+        let v = &read_vars[0];
+        quote!(#v)
+    } else {
+        quote!((#(#read_vars),*))
+    };
+    let lift_bytes_fn = quote! {
+        unsafe fn lift_bytes(inputs: &[&[u8]], index: u64) -> ::core::option::Option<Self::Elem> {
+            if inputs.len() != #n_inputs {
+                return ::core::option::Option::None;
+            }
+            #(#reads)*
+            ::core::option::Option::Some(<Self as ::scangen::Transform>::lift(#packed, index))
+        }
+    };
     let out_spec = type_tokens(&t.output.1);
     let lift_params = &t.lift_params;
     let (lift_body, project_param, project_body) =
@@ -338,6 +371,7 @@ fn transform_impl(
             type Output = #out_ty;
             #lift_fn
             #project_fn
+            #lift_bytes_fn
             fn device_transform() -> ::scangen::TransformSpec {
                 ::scangen::TransformSpec {
                     inputs: ::std::vec![#(#input_specs),*],

@@ -4,9 +4,7 @@
 //! checker would report lawful operators unlawful on them.
 
 use super::sampler::{ElementSampler, Folds};
-use super::values::Rng;
-use scan_core::half::{bf16, f16};
-use scan_core::PrimType;
+use super::values::{moderate_input, Rng};
 use scan_lower::{EvalError, EvalOp, ValueLayout};
 use std::cell::RefCell;
 
@@ -56,7 +54,15 @@ impl<'o> LiftedInputs<'o> {
 
 impl ElementSampler for LiftedInputs<'_> {
     fn sample(&mut self, rng: &mut Rng) -> Vec<u8> {
-        let values: Vec<Vec<u8>> = self.inputs.iter().map(|l| raw_input(*l, rng)).collect();
+        let values: Vec<Vec<u8>> = self
+            .inputs
+            .iter()
+            .map(|l| match l.prim {
+                Some(p) => moderate_input(p, rng),
+                // Not a primitive: random bytes.
+                None => (0..l.size).map(|_| rng.next() as u8).collect(),
+            })
+            .collect();
         let views: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
         let mut out = vec![0u8; self.op.element().size()];
         let index = rng.below(1 << 32);
@@ -67,38 +73,5 @@ impl ElementSampler for LiftedInputs<'_> {
     }
     fn describe(&self) -> String {
         "lifted inputs (integers within ±2^20, floats within ±1000, a third 0/±1)".into()
-    }
-}
-
-/// One raw input value of `layout`: moderate magnitudes (see [`LiftedInputs`]); a value that
-/// is not a primitive gets random bytes.
-fn raw_input(layout: ValueLayout, rng: &mut Rng) -> Vec<u8> {
-    let Some(p) = layout.prim else {
-        return (0..layout.size).map(|_| rng.next() as u8).collect();
-    };
-    let edge = rng.below(3) == 0;
-    let signed = matches!(
-        p,
-        PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64
-    );
-    let int: i64 = if edge {
-        [0, 1, -1][rng.below(if signed { 3 } else { 2 }) as usize]
-    } else if signed {
-        rng.below(1 << 21) as i64 - (1 << 20)
-    } else {
-        rng.below(1 << 20) as i64
-    };
-    let float = if edge {
-        int as f64
-    } else {
-        (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 2000.0 - 1000.0
-    };
-    match p {
-        PrimType::F32 => (float as f32).to_le_bytes().to_vec(),
-        PrimType::F64 => float.to_le_bytes().to_vec(),
-        PrimType::F16 => f16::from_f64(float / 100.0).to_le_bytes().to_vec(),
-        PrimType::BF16 => bf16::from_f64(float / 100.0).to_le_bytes().to_vec(),
-        // Integers: truncated to the type (8- and 16-bit types wrap within their range).
-        _ => int.to_le_bytes()[..p.size()].to_vec(),
     }
 }

@@ -50,6 +50,7 @@ mod gpu;
 mod lifted;
 pub mod sampler;
 mod tolerance;
+mod transform_inputs;
 mod values;
 
 pub use cpu::CpuLaws;
@@ -60,6 +61,7 @@ pub use gpu::GpuLaws;
 pub use lifted::LiftedInputs;
 pub use sampler::{from_fn, BitPatterns, ElementSampler, Folds};
 pub use tolerance::{BadTolerance, Tolerance};
+pub use transform_inputs::TransformInputs;
 
 use compare::{compare, float_scale, has_non_finite, Agreement};
 use scan_core::ElementType;

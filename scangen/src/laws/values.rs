@@ -255,6 +255,37 @@ pub fn describe(element: &ElementType, bytes: &[u8]) -> String {
     }
 }
 
+/// A raw input of `p` for `lift` (see `laws::LiftedInputs`): integers within ±2^20 (0..2^20
+/// unsigned), floats within ±1000 (±10 for f16/bf16), a third of them 0, 1 or -1. Sums of many
+/// stay far from overflow, as real data's do.
+pub(crate) fn moderate_input(p: PrimType, rng: &mut Rng) -> Vec<u8> {
+    let edge = rng.below(3) == 0;
+    let signed = matches!(
+        p,
+        PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64
+    );
+    let int: i64 = if edge {
+        [0, 1, -1][rng.below(if signed { 3 } else { 2 }) as usize]
+    } else if signed {
+        rng.below(1 << 21) as i64 - (1 << 20)
+    } else {
+        rng.below(1 << 20) as i64
+    };
+    let float = if edge {
+        int as f64
+    } else {
+        (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 2000.0 - 1000.0
+    };
+    match p {
+        PrimType::F32 => (float as f32).to_le_bytes().to_vec(),
+        PrimType::F64 => float.to_le_bytes().to_vec(),
+        PrimType::F16 => f16::from_f64(float / 100.0).to_le_bytes().to_vec(),
+        PrimType::BF16 => bf16::from_f64(float / 100.0).to_le_bytes().to_vec(),
+        // Integers: truncated to the type (8- and 16-bit types wrap within their range).
+        _ => int.to_le_bytes()[..p.size()].to_vec(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
