@@ -18,87 +18,19 @@ use scangen::runtime::cudarc::driver::sys::CUevent_flags;
 use scangen::runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use scangen::runtime::cudarc::nvrtc::compile_ptx;
 use scangen::runtime::{Algorithm, CpuScanner, Gpu, ScanExtras, ScanOptions};
-use scangen::{scan_op, ScanElement, ScanOp};
 use std::sync::Arc;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
-#[repr(C)]
-pub struct Kad {
-    pub best: i64,
-    pub prefix: i64,
-    pub suffix: i64,
-    pub total: i64,
-}
-
-pub struct Kadane;
-
-#[scan_op]
-impl ScanOp for Kadane {
-    type Elem = Kad;
-    fn identity() -> Kad {
-        const NONE: i64 = i64::MIN / 4;
-        Kad {
-            best: NONE,
-            prefix: NONE,
-            suffix: NONE,
-            total: 0,
-        }
-    }
-    fn combine(l: Kad, r: Kad) -> Kad {
-        Kad {
-            best: l.best.max(r.best).max(l.suffix + r.prefix),
-            prefix: l.prefix.max(l.total + r.prefix),
-            suffix: r.suffix.max(l.suffix + r.total),
-            total: l.total + r.total,
-        }
-    }
-    fn lift(x: i64, _index: u64) -> Kad {
-        Kad {
-            best: x,
-            prefix: x,
-            suffix: x,
-            total: x,
-        }
-    }
-    fn project(e: Kad) -> i64 {
-        e.best
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, ScanElement)]
-#[repr(C)]
-pub struct MinAt {
-    pub value: f32,
-    pub index: u64,
-}
-
-pub struct ArgMin;
-
-#[scan_op]
-impl ScanOp for ArgMin {
-    type Elem = MinAt;
-    fn identity() -> MinAt {
-        MinAt {
-            value: f32::INFINITY,
-            index: u64::MAX,
-        }
-    }
-    fn combine(l: MinAt, r: MinAt) -> MinAt {
-        if r.value < l.value || (r.value == l.value && r.index < l.index) {
-            r
-        } else {
-            l
-        }
-    }
-    fn lift(value: f32, index: u64) -> MinAt {
-        MinAt { value, index }
-    }
-    fn project(m: MinAt) -> u64 {
-        m.index
-    }
-}
+// The operators of the kadane and running_argmin examples, shared rather than copied.
+#[path = "kadane.rs"]
+#[allow(dead_code)]
+mod kadane;
+#[path = "running_argmin.rs"]
+#[allow(dead_code)]
+mod running_argmin;
+use kadane::{Kad, Kadane};
+use running_argmin::{ArgMin, MinAt};
 
 /// The unfused pipeline's map kernels, as a user writes them.
 const MAPS: &str = r#"
