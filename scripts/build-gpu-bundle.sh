@@ -29,6 +29,7 @@ GPU_TESTS=(
   "-p scangen-cli --test gpu_examples"
   "-p scangen-cli --test gpu_operator_language"
   "-p scangen-cli --test fused"
+  "-p scangen-cli --test gpu_file_ops"
   # Sharded scans: thread ranks on one GPU, and NCCL over every GPU (skipped without libnccl
   # unless SCANGEN_REQUIRE_NCCL=1).
   "-p scangen-runtime --features nccl --test gpu_sharded"
@@ -227,6 +228,9 @@ fi
 export SCANGEN_CACHE_DIR="${SCANGEN_CACHE_DIR:-$here/cache}"
 # NVRTC tests must not skip here.
 export SCANGEN_REQUIRE_NVRTC=1
+# Tests that run the CLI (gpu_file_ops) find this bundle's scangen here, not at the build
+# machine's path cargo compiled into them.
+[ -x "$here/bin/tools/scangen" ] && export SCANGEN_BIN="$here/bin/tools/scangen"
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 # --- Run ----------------------------------------------------------------------------------------

@@ -87,8 +87,11 @@ fn config() -> LawConfig {
     }
 }
 
+/// The CLI on the CPU backend (`scan --file` would take a GPU where there is one;
+/// `tests/gpu_file_ops.rs` covers that).
 fn scangen(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_scangen"))
+        .env("SCANGEN_BACKEND", "cpu")
         .current_dir(dir)
         .args(args)
         .output()
@@ -553,6 +556,41 @@ impl ScanOp for Sub {
     let out = String::from_utf8_lossy(&bad.stdout);
     assert!(
         !bad.status.success() && out.contains("lifted inputs"),
+        "{out}"
+    );
+}
+
+/// `bench --file --backend cpu` times the evaluator beside a host copy and prints its row.
+#[test]
+fn bench_file_times_the_evaluator() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ops.rs"), OPS).unwrap();
+    let run = scangen(
+        dir.path(),
+        &[
+            "bench",
+            "--file",
+            "ops.rs",
+            "--op",
+            "Sum",
+            "--backend",
+            "cpu",
+            "--sizes",
+            "n=1001",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+        ],
+    );
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        out.contains("cpu-evaluator") && out.contains("1001"),
         "{out}"
     );
 }

@@ -233,6 +233,39 @@ where
     }
 }
 
+/// Where [`auto`] runs ([`auto_backend`]).
+#[derive(Debug)]
+pub enum AutoBackend {
+    /// Device 0: a GPU, its driver and NVRTC are there.
+    Gpu(Gpu),
+    /// The CPU, standing in for the GPU for `reason` (`"no CUDA device found"`,
+    /// `"SCANGEN_BACKEND=cpu"`, ...).
+    Cpu {
+        /// Why the GPU is not used, in the words `backend_name` shows.
+        reason: String,
+    },
+}
+
+/// The backend choice of [`auto`], for code that builds its own kind of scanner (a
+/// [`crate::ByteScanner`], say): device 0 when the GPU stack is usable and `SCANGEN_BACKEND` is
+/// not `cpu`, else the CPU with the reason. An error when `SCANGEN_BACKEND=gpu` asks for a GPU
+/// that cannot be used, or when the GPU stack fails in another way than being absent.
+pub fn auto_backend() -> Result<AutoBackend, ScanError> {
+    let choice = backend_choice();
+    if choice == BackendChoice::Cpu {
+        return Ok(AutoBackend::Cpu {
+            reason: "SCANGEN_BACKEND=cpu".into(),
+        });
+    }
+    match Gpu::new(0).and_then(|g| nvrtc_available().map(|()| g)) {
+        Ok(g) => Ok(AutoBackend::Gpu(g)),
+        Err(e) if e.is_unavailable() && choice == BackendChoice::Auto => Ok(AutoBackend::Cpu {
+            reason: fallback_reason(&e),
+        }),
+        Err(e) => Err(e),
+    }
+}
+
 /// The backend choice of [`auto`] for any scanner kind: `gpu` builds it on device 0 when the
 /// GPU stack is usable, `cpu` on the CPU with the reason it stands in.
 pub(crate) fn choose<R>(
@@ -240,16 +273,9 @@ pub(crate) fn choose<R>(
     gpu: impl FnOnce(Gpu, ScanOptions) -> Result<R, ScanError>,
     cpu: impl FnOnce(ScanOptions, String) -> R,
 ) -> Result<R, ScanError> {
-    let choice = backend_choice();
-    if choice == BackendChoice::Cpu {
-        return Ok(cpu(opts, "SCANGEN_BACKEND=cpu".into()));
-    }
-    match Gpu::new(0).and_then(|g| nvrtc_available().map(|()| g)) {
-        Ok(g) => gpu(g, opts),
-        Err(e) if e.is_unavailable() && choice == BackendChoice::Auto => {
-            Ok(cpu(opts, fallback_reason(&e)))
-        }
-        Err(e) => Err(e),
+    match auto_backend()? {
+        AutoBackend::Gpu(g) => gpu(g, opts),
+        AutoBackend::Cpu { reason } => Ok(cpu(opts, reason)),
     }
 }
 

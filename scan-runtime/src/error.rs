@@ -78,6 +78,30 @@ pub enum ScanError {
         lens: Vec<u64>,
     },
 
+    /// A scan was given another number of input arrays than its kernels read (checked before
+    /// any launch).
+    #[error("the scan reads {expected} input array(s) (one per parameter of lift before the index), {given} given")]
+    InputCount {
+        /// Input arrays the kernels read.
+        expected: usize,
+        /// Arrays given.
+        given: usize,
+    },
+
+    /// A byte buffer given to a [`crate::ByteScanner`] is not a whole number of its values, or
+    /// does not hold as many values as the scan's other arrays (checked before any launch).
+    #[error("{what} holds {bytes} bytes: expected {expected_values} values of {value_size} bytes ({} bytes)", expected_values * (*value_size as u64))]
+    ByteLength {
+        /// Which buffer: `"input array 0"`, `"the output"`, ...
+        what: String,
+        /// Its length in bytes.
+        bytes: u64,
+        /// Bytes per value.
+        value_size: usize,
+        /// The number of values it must hold.
+        expected_values: u64,
+    },
+
     /// The Rust types of a transform's input arrays differ in size from what its `lift`
     /// declares: the arrays do not match the operator.
     #[error("input array layout mismatch: the operator's lift reads values of {declared:?} bytes, the arrays hold {actual:?}")]

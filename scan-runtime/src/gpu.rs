@@ -5,7 +5,8 @@ use crate::disk_cache::DiskCache;
 use crate::error::{alloc, driver, ScanError};
 use crate::launch_plan::Kernel;
 use crate::options::ScanOptions;
-use crate::scanner::Scanner;
+use crate::scanner::engine::value_bytes;
+use crate::scanner::{ScanEngine, Scanner};
 use cudarc::driver::sys::{CUdevice_attribute, CUresult};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
@@ -16,6 +17,7 @@ use scan_codegen::{
 };
 use scan_core::{OpSpec, ScanOp, TransformSpec};
 use std::collections::HashMap;
+use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Whether libcuda can be loaded. Checked once: cudarc panics on the first call into a library
@@ -239,24 +241,40 @@ impl Gpu {
         if declared != actual {
             return Err(ScanError::ElementLayout { declared, actual });
         }
+        let identity = value_bytes(&Op::identity());
+        Ok(Scanner::from_engine(
+            self.engine(op, opts, transform, identity)?,
+        ))
+    }
+
+    /// The kernels of `op` (fused with `transform` when given) for `opts`, loaded, with their
+    /// launch engine; `identity` is the operator's identity element as bytes.
+    pub(crate) fn engine(
+        &self,
+        op: OpSpec,
+        opts: ScanOptions,
+        transform: Option<TransformSpec>,
+        identity: Box<[MaybeUninit<u8>]>,
+    ) -> Result<ScanEngine, ScanError> {
+        let size = op.element.size();
         opts.variant
             .supported_by(opts.algorithm)
             .map_err(|why| ScanError::Codegen(CodegenError::InvalidVariant(why)))?;
-        let policy = opts.resolved_policy(self.inner.sm, declared, op.element.align());
+        let policy = opts.resolved_policy(self.inner.sm, size, op.element.align());
         // With the default tuning, small inputs get a small-tile kernel too, built on first use
         // (tuned for unsegmented scans only).
         let small = match opts.policy {
             None if !opts.variant.segments.is_segmented() => {
-                TuningPolicy::for_small_input(self.inner.sm, opts.algorithm, declared).map(
-                    |policy| ModuleKey {
+                TuningPolicy::for_small_input(self.inner.sm, opts.algorithm, size).map(|policy| {
+                    ModuleKey {
                         op: op.clone(),
                         algorithm: opts.algorithm,
                         mode: opts.mode,
                         variant: opts.variant,
                         policy,
                         transform: transform.clone(),
-                    },
-                )
+                    }
+                })
             }
             _ => None,
         };
@@ -268,7 +286,7 @@ impl Gpu {
             policy,
             transform,
         })?;
-        Ok(Scanner::new(self.clone(), loaded, small))
+        Ok(ScanEngine::new(self.clone(), loaded, small, identity))
     }
 
     pub(crate) fn load(&self, key: ModuleKey) -> Result<Arc<LoadedScan>, ScanError> {

@@ -89,7 +89,7 @@ pub mod sharded;
 mod transform;
 mod workspace;
 
-pub use auto::{auto, AnyScanner, Scan};
+pub use auto::{auto, auto_backend, AnyScanner, AutoBackend, Scan};
 pub use cpu::CpuScanner;
 pub use disk_cache::{default_cache_dir, CacheTrust, DiskCache};
 pub use error::ScanError;
@@ -97,7 +97,7 @@ pub use extras::ScanExtras;
 pub use gpu::{driver_available, Gpu};
 pub use options::{CpuThreads, ScanOptions};
 pub use reduce::Reducer;
-pub use scanner::Scanner;
+pub use scanner::{ByteScanner, Scanner};
 pub use segments::{DeviceSegments, HostKeys, HostSegments, SegmentKey, SegmentOffset};
 pub use sharded::{
     scan_sharded_cpu, DeviceShardExchange, ShardError, ShardExchange, ShardedScanner,

@@ -5,7 +5,7 @@ use crate::capture::Capture;
 use crate::device_buffer::DeviceBuffer;
 use crate::error::{driver, ScanError};
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{result, CudaStream, DeviceRepr};
+use cudarc::driver::{result, CudaStream};
 use std::sync::Arc;
 
 /// Scratch a launch plan needs, in bytes.
@@ -152,11 +152,11 @@ impl Workspace {
 
     /// Device address of `value` (the operator's identity), uploaded on `stream` the first time;
     /// inside a capture it must have been uploaded before (`Scanner::prepare`).
-    pub(crate) fn identity<T: DeviceRepr>(
+    pub(crate) fn identity<T>(
         &mut self,
         stream: &Arc<CudaStream>,
         capture: Capture,
-        value: &[T; 1],
+        value: &[T],
     ) -> Result<CUdeviceptr, ScanError> {
         if let Some(identity) = &self.identity {
             return Ok(identity.ptr());
@@ -167,9 +167,9 @@ impl Workspace {
                 needs: "the operator's identity uploaded (the total of an empty scan)".into(),
             });
         }
-        let bytes = std::mem::size_of::<T>() as u64;
+        let bytes = std::mem::size_of_val(value) as u64;
         let buffer = DeviceBuffer::new(stream, bytes, false, "the operator's identity")?;
-        // SAFETY: `buffer` holds one `T`; a copy from pageable memory is staged before the call
+        // SAFETY: `buffer` holds `value`'s bytes; a copy from pageable memory is staged before the call
         // returns, so `value` need not outlive it.
         unsafe { result::memcpy_htod_async(buffer.ptr(), value, stream.cu_stream()) }
             .map_err(driver("uploading the operator's identity"))?;

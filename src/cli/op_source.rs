@@ -33,22 +33,46 @@ impl OpSource {
         Ok(file.evaluator(&self.op).map_err(|e| e.render(&shown))?)
     }
 
-    /// The `--file` operator and its `lift`/`project` (a fused scan's transform).
-    pub fn resolve_fused(
+    /// The `--file` operator and its `lift`/`project` when it has them (a fused scan's
+    /// transform).
+    pub fn resolve_with_transform(
         &self,
-    ) -> Result<(OpSpec, scan_core::TransformSpec), Box<dyn std::error::Error>> {
-        let path = self.file.as_ref().ok_or(
-            "--fused needs an operator with `fn lift`/`fn project` from a file (--file FILE)",
-        )?;
+    ) -> Result<(OpSpec, Option<scan_core::TransformSpec>), Box<dyn std::error::Error>> {
+        let path = self
+            .file
+            .as_ref()
+            .ok_or("an operator with `fn lift`/`fn project` comes from a file (--file FILE)")?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read operator file {}: {e}", path.display()))?;
         let shown = path.display().to_string();
         let file = scan_lower::parse_ops_file(&text).map_err(|e| e.render(&shown))?;
-        let (spec, transform) = file.op_transform(&self.op).map_err(|e| e.render(&shown))?;
+        Ok(file.op_transform(&self.op).map_err(|e| e.render(&shown))?)
+    }
+
+    /// A GPU scanner of the `--file` operator (fused with its `lift`/`project` when it has
+    /// them): its generated kernels over byte buffers, with its identity from the evaluator.
+    pub fn byte_scanner(
+        &self,
+        gpu: &scangen::runtime::Gpu,
+        opts: scangen::runtime::ScanOptions,
+    ) -> Result<scangen::runtime::ByteScanner, Box<dyn std::error::Error>> {
+        let (spec, transform) = self.resolve_with_transform()?;
+        let identity = self.evaluator()?.identity()?;
+        Ok(gpu.byte_scanner(&spec, transform.as_ref(), &identity, opts)?)
+    }
+
+    /// The `--file` operator and its `lift`/`project` (a fused scan's transform).
+    pub fn resolve_fused(
+        &self,
+    ) -> Result<(OpSpec, scan_core::TransformSpec), Box<dyn std::error::Error>> {
+        let (spec, transform) = self.resolve_with_transform()?;
         let transform = transform.ok_or_else(|| {
             format!(
-                "--fused: `{}` in {shown} has no `fn lift` or `fn project` in its #[scan_op] impl",
-                self.op
+                "--fused: `{}` in {} has no `fn lift` or `fn project` in its #[scan_op] impl",
+                self.op,
+                self.file
+                    .as_ref()
+                    .map_or(String::new(), |p| p.display().to_string())
             )
         })?;
         Ok((spec, transform))

@@ -1,33 +1,161 @@
 //! `scangen bench --file ops.rs --op X`: a user's operator timed beside a copy of the same
-//! bytes. The operator runs on the CPU evaluator of its lowered IR (`--backend cpu`): the GPU
-//! runtime scans typed elements only, and an operator known only at run time has no type, so
-//! timing its generated kernel waits for a byte-level scanner in the runtime.
+//! bytes. On the GPU (the default) its generated kernels run through the runtime's
+//! `ByteScanner`, fused with its `lift`/`project` when it has them, for each `--algo`; with
+//! `--backend cpu` the evaluator of its lowered IR runs instead.
 
+use super::gpu::{driver, time};
 use super::report::{median, BenchRow};
 use super::{BackendArg, BenchArgs, Progress};
 use crate::cli::op_source::OpSource;
 use scangen::laws::{sampler::Rng, BitPatterns, ElementSampler};
+use scangen::runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use scangen::runtime::{Gpu, ScanOptions};
+use scangen::{Algorithm, ScanMode};
 use std::time::Instant;
 
-pub fn run(
-    args: &BenchArgs,
-    sizes: &[u64],
-) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
-    if args.backend == BackendArg::Gpu {
-        return Err(
-            "bench --file times the operator on the CPU evaluator: add --backend cpu (the GPU \
-             runtime has no scanner for an operator known only at run time yet)"
-                .into(),
-        );
-    }
+fn source_of(args: &BenchArgs) -> Result<OpSource, Box<dyn std::error::Error>> {
     let [op] = args.op.as_slice() else {
         return Err("bench --file takes one operator: --op NAME".into());
     };
-    let source = OpSource {
+    Ok(OpSource {
         op: op.clone(),
         ty: String::new(),
         file: args.file.clone(),
+    })
+}
+
+pub fn run(
+    args: &BenchArgs,
+    algorithms: &[Algorithm],
+    sizes: &[u64],
+) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
+    match args.backend {
+        BackendArg::Gpu => run_gpu(args, algorithms, sizes),
+        BackendArg::Cpu => run_cpu(args, sizes),
+    }
+}
+
+/// The operator's generated kernels on device 0, each size timed with CUDA events beside a
+/// device-to-device copy that moves as many bytes as the scan reads and writes (the inputs'
+/// values plus the outputs, per position: for a fused scan they differ from the element).
+fn run_gpu(
+    args: &BenchArgs,
+    algorithms: &[Algorithm],
+    sizes: &[u64],
+) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
+    let source = source_of(args)?;
+    let op = &source.op;
+    let gpu = Gpu::new(0)?;
+    // As in the built-in benchmark: cudarc's per-buffer events would be timed with each scan.
+    unsafe { gpu.context().disable_event_tracking() };
+    let stream = gpu.new_stream()?;
+    let mode = if args.exclusive {
+        ScanMode::Exclusive
+    } else {
+        ScanMode::Inclusive
     };
+    let mut scanners = Vec::new();
+    for &algorithm in algorithms {
+        let opts = ScanOptions::default().algorithm(algorithm).mode(mode);
+        scanners.push((algorithm, source.byte_scanner(&gpu, opts)?));
+    }
+    let Some((_, first)) = scanners.first() else {
+        return Ok((gpu.backend_name(), Vec::new()));
+    };
+    let input_sizes = first.input_sizes().to_vec();
+    let output_size = first.output_size();
+    // Bytes per position the scan moves, split as a copy moves them (read + write).
+    let moved: usize = input_sizes.iter().sum::<usize>() + output_size;
+    let copy_bytes = moved.div_ceil(2);
+    let ty = if source.resolve_with_transform()?.1.is_some() {
+        format!("{input_sizes:?}B -> {output_size}B")
+    } else {
+        source.evaluator()?.element().c_name().to_string()
+    };
+    let budget = (args.max_gib * (1u64 << 30) as f64) as u64;
+    let max_n = sizes
+        .iter()
+        .copied()
+        .filter(|&n| n * (moved + 2 * copy_bytes) as u64 <= budget)
+        .max()
+        .unwrap_or(0);
+    if max_n == 0 {
+        return Ok((gpu.backend_name(), Vec::new()));
+    }
+    // Random bits: the timing does not depend on the values for these kernels, and any bit
+    // pattern is a valid input.
+    let mut rng = Rng::new(0x5eed);
+    let mut inputs: Vec<CudaSlice<u8>> = Vec::new();
+    for &size in &input_sizes {
+        let host: Vec<u8> = (0..max_n as usize * size)
+            .map(|_| rng.next() as u8)
+            .collect();
+        inputs.push(
+            stream
+                .clone_htod(&host)
+                .map_err(|e| driver("copying bench input", e))?,
+        );
+    }
+    let alloc = |bytes: u64| {
+        // SAFETY: written by the scans or copies before anything reads it.
+        unsafe { stream.alloc::<u8>(bytes as usize) }
+            .map_err(|e| driver("allocating bench buffers", e))
+    };
+    let mut output = alloc(max_n * output_size as u64)?;
+    let copy_src = alloc(max_n * copy_bytes as u64)?;
+    let mut copy_dst = alloc(max_n * copy_bytes as u64)?;
+    let mut progress = Progress::new(scanners.len() * sizes.len());
+    let mut rows = Vec::new();
+    for (algorithm, scanner) in &mut scanners {
+        scanner.prepare(max_n, &stream)?;
+        for &n in sizes {
+            progress.step(&format!("{algorithm} {op} n={n}"));
+            if n == 0 || n > max_n {
+                continue;
+            }
+            let in_ptrs: Vec<_> = inputs.iter().map(|b| b.device_ptr(&stream).0).collect();
+            let out_ptr = output.device_ptr_mut(&stream).0;
+            let mut scan = || {
+                // SAFETY: every input buffer holds `max_n >= n` values of its size and the
+                // output `max_n` outputs, all on `stream`, alive for the whole loop.
+                unsafe { scanner.scan_device_ptr(&stream, &in_ptrs, out_ptr, n) }
+            };
+            let bytes = n as usize * copy_bytes;
+            let (src, mut dst) = (copy_src.slice(..bytes), copy_dst.slice_mut(..bytes));
+            for _ in 0..args.warmup {
+                scan()?;
+            }
+            let (mut scan_ms, mut copy_ms) = (Vec::new(), Vec::new());
+            for _ in 0..args.reps.max(1) {
+                scan_ms.push(time(&stream, &mut scan)?);
+                copy_ms.push(time(&stream, || {
+                    stream
+                        .memcpy_dtod(&src, &mut dst)
+                        .map_err(|e| driver("device copy", e))
+                })?);
+            }
+            rows.push(BenchRow {
+                algorithm: algorithm.name().into(),
+                op: op.clone(),
+                ty: ty.clone(),
+                mode: mode.name().into(),
+                n,
+                elem_bytes: copy_bytes,
+                scan_ms: median(&mut scan_ms),
+                copy_ms: median(&mut copy_ms),
+            });
+        }
+    }
+    Ok((gpu.backend_name(), rows))
+}
+
+/// The evaluator of the operator's IR on one CPU thread, beside a host copy.
+fn run_cpu(
+    args: &BenchArgs,
+    sizes: &[u64],
+) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
+    let source = source_of(args)?;
+    let op = &source.op;
     let eval = source.evaluator()?;
     let element = eval.element().clone();
     let size = element.size();

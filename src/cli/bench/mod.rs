@@ -158,14 +158,14 @@ pub fn run(args: BenchArgs) -> CliResult {
         print!("{}", graph::to_table(&rows));
         return Ok(());
     }
-    let sizes = if args.file.is_some() && args.sizes.is_empty() {
+    let sizes = if args.file.is_some() && args.sizes.is_empty() && args.backend == BackendArg::Cpu {
         // The evaluator does a few million elements a second.
         vec![1 << 10, 1 << 16, 1 << 20]
     } else {
         parse_sizes(&args.sizes)?
     };
     let (device, rows) = match args.backend {
-        _ if args.file.is_some() => file_op::run(&args, &sizes)?,
+        _ if args.file.is_some() => file_op::run(&args, &algorithms, &sizes)?,
         BackendArg::Gpu => gpu::run(&args, &algorithms, &sizes)?,
         BackendArg::Cpu => cpu::run(&args, &sizes)?,
     };

@@ -1,12 +1,9 @@
 //! `scangen scan --file ops.rs --op X --input data.npy [--output out.npy]`: scans a `.npy` or
-//! raw binary file with an operator from a Rust file, on the CPU with the evaluator of the
-//! operator's lowered IR (no rustc, no GPU). An operator with `lift`/`project` reads one
-//! `--input` per input array of `lift` (in its parameters' order), of those types, and writes
-//! `project`'s outputs.
-//!
-//! The GPU runtime scans typed elements (`Scanner<Op>`): it has no byte-level entry for an
-//! operator known only at run time, so this verb runs on the CPU for now (`--cpu` is accepted
-//! and is what runs); `scangen check --file` is where a file's generated CUDA runs on a GPU.
+//! raw binary file with an operator from a Rust file (no rustc): on a GPU with the operator's
+//! generated kernels (the runtime's `ByteScanner`) when one can be used, else on the CPU with
+//! the evaluator of the operator's lowered IR (`--backend` chooses). An operator with
+//! `lift`/`project` reads one `--input` per input array of `lift` (in its parameters' order),
+//! of those types, and writes `project`'s outputs; on a GPU they are fused into the kernels.
 
 mod npy;
 
@@ -16,6 +13,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use scan_core::{ElementType, PrimType};
 use scan_lower::EvalOp;
+use scangen::runtime::{auto_backend, AutoBackend, ByteScanner, Gpu, ScanOptions};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
@@ -34,9 +32,61 @@ pub struct ScanArgs {
     /// Exclusive scan (each output excludes its own element).
     #[arg(long)]
     pub exclusive: bool,
-    /// Scan on the CPU (the only backend for operators from files, for now).
+    /// Where to scan: `auto` (a GPU when one can be used, with its driver and NVRTC; else the
+    /// CPU), `gpu` (an error without one) or `cpu` (the evaluator of the operator's IR).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: ScanBackend,
+    /// The same as `--backend cpu`.
     #[arg(long)]
     pub cpu: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScanBackend {
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+/// Where the scan runs: the GPU, or the CPU evaluator (with the reason when the GPU was wanted
+/// by `auto` but cannot be used).
+enum Target {
+    Gpu(Box<ByteScanner>),
+    Cpu(Option<String>),
+}
+
+impl Target {
+    fn choose(args: &ScanArgs) -> Result<Target, Box<dyn std::error::Error>> {
+        let backend = if args.cpu {
+            ScanBackend::Cpu
+        } else {
+            args.backend
+        };
+        let gpu = match backend {
+            ScanBackend::Cpu => return Ok(Target::Cpu(None)),
+            ScanBackend::Gpu => Gpu::new(0)?,
+            ScanBackend::Auto => match auto_backend()? {
+                AutoBackend::Gpu(gpu) => gpu,
+                AutoBackend::Cpu { reason } => return Ok(Target::Cpu(Some(reason))),
+            },
+        };
+        let mut opts = ScanOptions::default();
+        if args.exclusive {
+            opts = opts.exclusive();
+        }
+        Ok(Target::Gpu(Box::new(args.source.byte_scanner(&gpu, opts)?)))
+    }
+
+    /// "on gpu: NVIDIA H100 ... (the operator's generated kernels)" or the CPU's words.
+    fn describe(&self) -> String {
+        match self {
+            Target::Gpu(s) => format!("on {} (the operator's generated kernels)", s.backend_name()),
+            Target::Cpu(None) => "on the CPU (the evaluator of the operator's IR)".into(),
+            Target::Cpu(Some(why)) => {
+                format!("on the CPU (the evaluator of the operator's IR; no GPU: {why})")
+            }
+        }
+    }
 }
 
 /// The input's element bytes and, for a `.npy`, its header.
@@ -129,32 +179,53 @@ pub fn run(args: ScanArgs) -> CliResult {
     let size = element.size();
     let n = input.bytes.len() / size;
     let mut output = vec![0u8; input.bytes.len()];
-
-    // A bar for inputs that take more than a moment (the evaluator does a few million
-    // elements a second); hidden, as indicatif is, where stderr is not a terminal.
-    let bar = ProgressBar::new(n as u64);
-    bar.set_style(
-        ProgressStyle::with_template("[{bar:30}] {pos}/{len} elements {elapsed} (eta {eta})")
-            .expect("a valid template")
-            .progress_chars("=> "),
-    );
-    if n < 1 << 20 {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    let total = op.scan(
-        &input.bytes,
-        &mut output,
-        args.exclusive,
-        1 << 16,
-        &mut |done| bar.set_position(done as u64),
-    )?;
-    bar.finish_and_clear();
+    let mut target = Target::choose(&args)?;
+    let total = match &mut target {
+        Target::Gpu(scanner) => {
+            scanner.scan_host(&[&input.bytes], &mut output)?;
+            // The scan's total: its last output, or for an exclusive scan the last output
+            // combined with the last input.
+            match n {
+                0 => op.identity()?,
+                _ if args.exclusive => {
+                    let last = (n - 1) * size..n * size;
+                    op.combine(&output[last.clone()], &input.bytes[last])?
+                }
+                _ => output[(n - 1) * size..].to_vec(),
+            }
+        }
+        Target::Cpu(_) => {
+            // A bar for inputs that take more than a moment (the evaluator does a few million
+            // elements a second); hidden, as indicatif is, where stderr is not a terminal.
+            let bar = ProgressBar::new(n as u64);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "[{bar:30}] {pos}/{len} elements {elapsed} (eta {eta})",
+                )
+                .expect("a valid template")
+                .progress_chars("=> "),
+            );
+            if n < 1 << 20 {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+            }
+            let total = op.scan(
+                &input.bytes,
+                &mut output,
+                args.exclusive,
+                1 << 16,
+                &mut |done| bar.set_position(done as u64),
+            )?;
+            bar.finish_and_clear();
+            total
+        }
+    };
 
     let describe = |b: &[u8]| describe(&element, b);
     eprintln!(
-        "scanned {n} elements of {} with `{}` on the CPU (the evaluator of the operator's IR)",
+        "scanned {n} elements of {} with `{}` {}",
         element.c_name(),
-        op.name()
+        op.name(),
+        target.describe()
     );
     match &args.output {
         Some(path) => {
@@ -201,13 +272,23 @@ fn run_transform(args: &ScanArgs, op: &EvalOp) -> CliResult {
         .map(|(k, (path, l))| read_values(path, l.size, l.prim, &format!("input {k}")))
         .collect::<Result<Vec<_>, _>>()?;
     let arrays: Vec<&[u8]> = inputs.iter().map(|i| i.bytes.as_slice()).collect();
-    let output = op.transform_scan(&arrays, args.exclusive)?;
     let out = op.output_layout()?;
+    let mut target = Target::choose(args)?;
+    let output = match &mut target {
+        Target::Gpu(scanner) => {
+            let n = scanner.positions(&arrays)?;
+            let mut output = vec![0u8; n as usize * out.size];
+            scanner.scan_host(&arrays, &mut output)?;
+            output
+        }
+        Target::Cpu(_) => op.transform_scan(&arrays, args.exclusive)?,
+    };
     let n = output.len() / out.size.max(1);
     eprintln!(
-        "scanned {n} positions of {} input array(s) with `{}` (lift, scan, project) on the CPU (the evaluator of the operator's IR)",
+        "scanned {n} positions of {} input array(s) with `{}` (lift, scan, project) {}",
         arrays.len(),
-        op.name()
+        op.name(),
+        target.describe()
     );
     let shown = |b: &[u8]| match out.prim {
         Some(p) => describe(&ElementType::Prim(p), b),

@@ -1,0 +1,547 @@
+//! The untyped engine under every scanner: the loaded kernels, their launch plan and scratch,
+//! and the launches themselves. It knows the element's size and identity as bytes, not its
+//! Rust type, so the typed [`super::Scanner`] and [`super::ByteScanner`] (an operator known
+//! only at run time, from a file) share one launch path.
+
+use crate::abi;
+use crate::capture::{self, Capture};
+use crate::column_plan::ColumnShape;
+use crate::error::{driver, ScanError};
+use crate::gpu::{Gpu, LoadedScan, ModuleKey};
+use crate::launch_plan::{self, Buffer, Kernel, LaunchPlan};
+use crate::segments::DeviceSegments;
+use crate::workspace::{Needs, Workspace};
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use scan_codegen::{Algorithm, ScanMode, ScanVariant, Segments, TuningPolicy};
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+/// The compiled kernels of one scan and everything their launches need.
+pub(crate) struct ScanEngine {
+    gpu: Gpu,
+    loaded: Arc<LoadedScan>,
+    tile: u64,
+    /// The small-tile variant for inputs that leave multiprocessors idle with `loaded`'s
+    /// tiles (`TuningPolicy::for_small_input`): its key until first used, then the module.
+    small: SmallVariant,
+    workspace: Workspace,
+    /// Bytes of one element (the level buffers hold elements).
+    elem_bytes: usize,
+    /// The operator's identity as the element's bytes (padding included, hence `MaybeUninit`):
+    /// the total of an empty scan with no initial value.
+    identity: Box<[MaybeUninit<u8>]>,
+}
+
+enum SmallVariant {
+    None,
+    NotLoaded(Box<ModuleKey>),
+    Loaded(Arc<LoadedScan>, u64),
+}
+
+/// The bytes of `value`, padding included, as the device is to see them.
+pub(crate) fn value_bytes<T: Copy>(value: &T) -> Box<[MaybeUninit<u8>]> {
+    let size = std::mem::size_of::<T>();
+    let mut bytes = vec![MaybeUninit::<u8>::uninit(); size].into_boxed_slice();
+    // SAFETY: `bytes` holds `size` bytes; copying possibly uninitialised padding into
+    // `MaybeUninit<u8>` is sound, and the bytes are only ever handed to the driver.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            value as *const T as *const MaybeUninit<u8>,
+            bytes.as_mut_ptr(),
+            size,
+        )
+    };
+    bytes
+}
+
+impl ScanEngine {
+    /// `identity`: the operator's identity, one element's bytes.
+    pub(crate) fn new(
+        gpu: Gpu,
+        loaded: Arc<LoadedScan>,
+        small: Option<ModuleKey>,
+        identity: Box<[MaybeUninit<u8>]>,
+    ) -> ScanEngine {
+        let tile = abi::tile_items(&loaded.generated);
+        let elem_bytes = loaded.generated.elem_size;
+        assert_eq!(identity.len(), elem_bytes, "the identity is one element");
+        ScanEngine {
+            gpu,
+            loaded,
+            tile,
+            small: small.map_or(SmallVariant::None, |k| SmallVariant::NotLoaded(Box::new(k))),
+            workspace: Workspace::new(),
+            elem_bytes,
+            identity,
+        }
+    }
+
+    /// The GPU the scanner runs on.
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// The device-wide algorithm the kernels implement (`ScanOptions::algorithm`).
+    pub(crate) fn algorithm(&self) -> Algorithm {
+        self.loaded.generated.algorithm
+    }
+
+    /// Inclusive or exclusive.
+    pub(crate) fn mode(&self) -> ScanMode {
+        self.loaded.generated.mode
+    }
+
+    /// The scan's direction and segment rule.
+    pub(crate) fn variant(&self) -> ScanVariant {
+        self.loaded.generated.variant
+    }
+
+    /// The shape the kernels were built with: the requested policy, with its register cap
+    /// loosened where ptxas would have spilled under it.
+    pub(crate) fn policy(&self) -> TuningPolicy {
+        self.loaded.generated.policy
+    }
+
+    /// Local memory of the scan's kernels in bytes per thread (register spills, stack): 0
+    /// unless even the loosest register cap spills.
+    pub(crate) fn local_memory_bytes(&self) -> u32 {
+        self.loaded.local_bytes
+    }
+
+    /// Elements per tile (one block's share).
+    pub(crate) fn tile_items(&self) -> u64 {
+        self.tile
+    }
+
+    /// The generated CUDA source this scanner runs.
+    pub(crate) fn source(&self) -> &str {
+        &self.loaded.generated.source
+    }
+
+    /// `"gpu: NVIDIA H100 80GB HBM3 (sm_90)"`.
+    pub(crate) fn backend_name(&self) -> String {
+        self.gpu.backend_name()
+    }
+
+    /// Makes the scanner ready to scan up to `n` elements on `stream` without loading a module
+    /// or allocating: loads every kernel variant an input of at most `n` elements can use and
+    /// sizes the scratch for the largest, enqueued on `stream` (no host synchronisation). Call it
+    /// before capturing scans into a CUDA graph, on the capturing stream, and launch the graph
+    /// after it (on the same stream, or once the stream has synchronised).
+    pub(crate) fn prepare(&mut self, n: u64, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
+        self.check_device(stream)?;
+        if capture::status(stream)? == Capture::Active {
+            return Err(ScanError::NotPreparedForCapture {
+                n,
+                needs: "Scanner::prepare itself (it loads modules and allocates)".into(),
+            });
+        }
+        let mut needs = Needs::default();
+        let mut sizes = vec![n];
+        if let Some(largest_small) = self.largest_small_input() {
+            sizes.push(n.min(largest_small));
+        }
+        for m in sizes {
+            let (loaded, tile) = self.variant_for(m, Capture::None)?;
+            needs = needs.max(self.needs(&loaded, &launch_plan::plan(self.algorithm(), m, tile)?));
+            if self.variant().segments == Segments::Columns && m > 0 {
+                // A column scan's slots depend on the matrix's shape: reserve for any shape.
+                let policy = &loaded.generated.policy;
+                let slots =
+                    ColumnShape::slot_bound(m, policy.block_threads, policy.items_per_thread);
+                needs = needs.max(Needs {
+                    level_bytes: 0,
+                    tile_state_bytes: abi::tile_state_bytes(&loaded.generated, slots),
+                });
+            }
+        }
+        self.workspace.follow(stream, Capture::None)?;
+        self.workspace.reserve(stream, needs)?;
+        // The total of an empty scan with no initial value is copied from here.
+        self.workspace
+            .identity(stream, Capture::None, &self.identity)?;
+        self.workspace.used(stream, Capture::None);
+        Ok(())
+    }
+
+    /// Enqueues a scan of `n` positions of `inputs` (one array of elements, or a fused scan's
+    /// input arrays) into `output`, seeded with `seeds.init`, writing `seeds.total` (0: none),
+    /// with `seeds.segment`'s arguments for a segmented scanner (flags, keys, offsets or rows;
+    /// the caller checked them against the scanner's rule and `n`).
+    ///
+    /// # Safety
+    ///
+    /// Every address must be in this engine's context and valid for what the kernels access:
+    /// each input array for `n` values of its type, `output` for `n` outputs, `init`/`total`
+    /// for one element each, the segment data for what its rule reads; ordered on `stream`.
+    pub(crate) unsafe fn scan_ptrs(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        inputs: &[CUdeviceptr],
+        output: CUdeviceptr,
+        n: u64,
+        seeds: Seeds,
+    ) -> Result<(), ScanError> {
+        self.check_device(stream)?;
+        let capture = capture::status(stream)?;
+        match self.ready(stream, capture, n, None)? {
+            Some(ready) => self.enqueue(stream, capture, &ready, inputs, output, seeds),
+            None if seeds.total != 0 => {
+                let from = if seeds.init != 0 {
+                    seeds.init
+                } else {
+                    self.identity_on_device(stream, capture)?
+                };
+                copy_empty_total(stream, seeds.total, from, self.elem_bytes, 1)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The kernel for an input of `n` elements and its tile: the small-tile variant when the
+    /// default tiles would not give every multiprocessor one (the scan is then latency-bound),
+    /// loaded on first use (not allowed inside a capture); else the default. Both share the
+    /// tile state: its layout does not depend on the tile size.
+    pub(crate) fn variant_for(
+        &mut self,
+        n: u64,
+        capture: Capture,
+    ) -> Result<(Arc<LoadedScan>, u64), ScanError> {
+        let small_input = n.div_ceil(self.tile) < u64::from(self.gpu.sm_count());
+        if small_input {
+            if let SmallVariant::NotLoaded(key) = &self.small {
+                if capture == Capture::Active {
+                    return Err(ScanError::NotPreparedForCapture {
+                        n,
+                        needs: "its small-input kernel loaded (a module load)".into(),
+                    });
+                }
+                let loaded = self.gpu.load((**key).clone())?;
+                let tile = abi::tile_items(&loaded.generated);
+                self.small = SmallVariant::Loaded(loaded, tile);
+            }
+            if let SmallVariant::Loaded(loaded, tile) = &self.small {
+                return Ok((loaded.clone(), *tile));
+            }
+        }
+        Ok((self.loaded.clone(), self.tile))
+    }
+
+    /// The largest input the small-tile variant scans, if there is one.
+    pub(crate) fn largest_small_input(&self) -> Option<u64> {
+        let sms = u64::from(self.gpu.sm_count());
+        match self.small {
+            SmallVariant::None => None,
+            _ if sms < 2 => None,
+            _ => Some((sms - 1) * self.tile),
+        }
+    }
+
+    /// Scratch `plan` needs with `loaded`'s kernels.
+    pub(crate) fn needs(&self, loaded: &LoadedScan, plan: &LaunchPlan) -> Needs {
+        let elem = self.elem_bytes as u64;
+        Needs {
+            level_bytes: plan.level_elems() * elem,
+            tile_state_bytes: if plan.single_pass_tiles > 0 {
+                abi::tile_state_bytes(&loaded.generated, plan.single_pass_tiles)
+            } else {
+                0
+            },
+        }
+    }
+
+    pub(crate) fn check_rule(&self, given: Segments) -> Result<(), ScanError> {
+        ScanError::check_rule(self.variant().segments, given)
+    }
+
+    /// Checks segment data against the scanner's rule and `len` (the buffers' length); returns
+    /// the number of elements the scan covers (rows x cols for rows, else `len`).
+    pub(crate) fn check_segments(
+        &self,
+        segments: Option<&DeviceSegments<'_>>,
+        len: u64,
+    ) -> Result<u64, ScanError> {
+        self.check_rule(segments.map_or(Segments::None, |s| s.rule))?;
+        let Some(s) = segments else {
+            return Ok(len);
+        };
+        match s.rule {
+            Segments::None => Ok(len),
+            Segments::Rows { .. } | Segments::Columns => {
+                ScanError::check_rows(s.rows.0, s.rows.1, s.rows.2, len)
+            }
+            Segments::Flags | Segments::Keys(_) => {
+                let what = if s.rule == Segments::Flags {
+                    "flags"
+                } else {
+                    "keys"
+                };
+                let got = s.buffer.as_ref().map_or(0, |b| b.len());
+                ScanError::check_segment_len(what, got, len)?;
+                Ok(len)
+            }
+            Segments::Offsets(_) => {
+                if s.buffer.as_ref().map_or(0, |b| b.len()) == 0 {
+                    return Err(ScanError::BadOffsets {
+                        index: 0,
+                        value: 0,
+                        previous: 0,
+                        n: len,
+                    });
+                }
+                Ok(len)
+            }
+        }
+    }
+
+    pub(crate) fn check_device(&self, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
+        if **stream.context() == **self.gpu.context() {
+            Ok(())
+        } else {
+            Err(ScanError::WrongDevice {
+                scanner: self.gpu.ordinal(),
+                stream: stream.context().ordinal(),
+            })
+        }
+    }
+
+    /// Everything a scan of `n` elements on `stream` needs before its launches can be enqueued:
+    /// the kernel variant loaded, the plan, the scratch sized and ordered after earlier uses.
+    /// Inside a capture (`capture` is `Active`) nothing is loaded, allocated or waited on: what
+    /// that would need is an error naming `prepare`, returned before any buffer is touched so
+    /// the capture stays intact. `None`: nothing to launch (n = 0).
+    /// `columns`: `(rows, cols)` of a column scan, whose launch shape follows the matrix.
+    pub(crate) fn ready(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        capture: Capture,
+        n: u64,
+        columns: Option<(u64, u64)>,
+    ) -> Result<Option<ReadyLaunch>, ScanError> {
+        let (loaded, tile) = self.variant_for(n, capture)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let (plan, columns) = match columns {
+            Some((rows, cols)) => {
+                let policy = &loaded.generated.policy;
+                let shape =
+                    ColumnShape::new(rows, cols, policy.block_threads, policy.items_per_thread);
+                (shape.plan(rows, cols)?, Some(shape))
+            }
+            None => (launch_plan::plan(self.algorithm(), n, tile)?, None),
+        };
+        if plan.launches.is_empty() {
+            return Ok(None);
+        }
+        let needs = self.needs(&loaded, &plan);
+        let ws = &mut self.workspace;
+        if capture == Capture::Active {
+            if let Some(missing) = ws.shortfall(needs) {
+                return Err(ScanError::NotPreparedForCapture { n, needs: missing });
+            }
+        }
+        ws.follow(stream, capture)?;
+        ws.reserve(stream, needs)?;
+        Ok(Some(ReadyLaunch {
+            loaded,
+            plan,
+            columns,
+        }))
+    }
+
+    /// The operator's identity in device memory (the total of an empty scan with no initial
+    /// value), uploaded on first use; inside a capture it must already be there (`prepare`).
+    pub(crate) fn identity_on_device(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        capture: Capture,
+    ) -> Result<CUdeviceptr, ScanError> {
+        self.workspace.follow(stream, capture)?;
+        let ptr = self.workspace.identity(stream, capture, &self.identity)?;
+        self.workspace.used(stream, capture);
+        Ok(ptr)
+    }
+
+    /// Bytes of one element.
+    pub(crate) fn elem_bytes(&self) -> usize {
+        self.elem_bytes
+    }
+
+    /// Enqueues `ready`'s launches from `inputs` (one array, or a fused scan's input arrays) to
+    /// `output` (may be the input), with `seeds`.
+    pub(crate) fn enqueue(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        capture: Capture,
+        ready: &ReadyLaunch,
+        inputs: &[CUdeviceptr],
+        output: CUdeviceptr,
+        seeds: Seeds,
+    ) -> Result<(), ScanError> {
+        assert_eq!(
+            inputs.len(),
+            ready.loaded.generated.input_arrays(),
+            "one pointer per input array of the kernels"
+        );
+        let input = inputs[0];
+        let ReadyLaunch { loaded, plan, .. } = ready;
+        let generated = &loaded.generated;
+        let ws = &mut self.workspace;
+        let levels_ptr = ws.levels_ptr();
+        let (tile_state_ptr, tile_state_bytes) = ws.tile_state();
+        let tile_state_slots = generated.tile_state_slots(tile_state_bytes);
+        let elem = self.elem_bytes as u64;
+        let pointer = |buffer: Buffer| match buffer {
+            Buffer::Input => input,
+            Buffer::Output => output,
+            Buffer::Level(l) => levels_ptr + plan.level_offset(l) * elem,
+        };
+        let block = generated.policy.block_threads;
+        for launch in &plan.launches {
+            let function = loaded.function_for(launch);
+            let (src, dst, count) = (pointer(launch.input), pointer(launch.output), launch.n);
+            let prefixes: CUdeviceptr = launch.prefixes.map_or(0, pointer);
+            let config = LaunchConfig {
+                grid_dim: (launch.grid, 1, 1),
+                block_dim: (block, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut args = stream.launch_builder(function);
+            if launch.input == Buffer::Input {
+                // A fused kernel takes each input array where a plain one takes `in`.
+                for ptr in inputs {
+                    args.arg(ptr);
+                }
+            } else {
+                args.arg(&src);
+            }
+            args.arg(&dst).arg(&count);
+            match launch.kernel {
+                Kernel::SinglePass => {
+                    args.arg(&tile_state_ptr).arg(&tile_state_slots);
+                    args.arg(&seeds.init).arg(&seeds.total);
+                    match &seeds.segment {
+                        SegmentArgs::None => {}
+                        SegmentArgs::Data(ptr) => {
+                            args.arg(ptr);
+                        }
+                        SegmentArgs::Offsets { offsets, count } => {
+                            args.arg(offsets).arg(count);
+                        }
+                        SegmentArgs::Rows { cols, row_stride } => {
+                            args.arg(cols).arg(row_stride);
+                        }
+                        SegmentArgs::Columns {
+                            cols,
+                            row_stride,
+                            tile_cols_log2,
+                        } => {
+                            args.arg(cols).arg(row_stride).arg(tile_cols_log2);
+                        }
+                    }
+                }
+                Kernel::ReduceTiles => {}
+                Kernel::ScanTiles => {
+                    args.arg(&prefixes).arg(&seeds.init).arg(&seeds.total);
+                }
+                Kernel::ScanSpine => {
+                    args.arg(&prefixes);
+                }
+            }
+            // SAFETY: the arguments are exactly the entry's ABI signature (ARCHITECTURE.md):
+            // device pointers to `n` elements (lengths checked by the callers), the scratch
+            // sized by the same plan (the tile state for at least `plan.single_pass_tiles`
+            // slots), `n` and the slot count as u64, init and total as one-element device
+            // pointers or NULL.
+            unsafe { args.launch(config) }.map_err(|source| ScanError::Launch {
+                kernel: launch.kernel.name(),
+                source,
+            })?;
+        }
+        ws.used(stream, capture);
+        Ok(())
+    }
+}
+
+/// The initial value and the total of one scan (device addresses of one element, 0 for none),
+/// and the segment rule's kernel arguments.
+#[derive(Clone, Copy)]
+pub(crate) struct Seeds {
+    pub(crate) init: CUdeviceptr,
+    pub(crate) total: CUdeviceptr,
+    pub(crate) segment: SegmentArgs,
+}
+
+impl Seeds {
+    pub(crate) const NONE: Seeds = Seeds {
+        init: 0,
+        total: 0,
+        segment: SegmentArgs::None,
+    };
+}
+
+/// What a segment rule appends to `scangen_single_pass` (ARCHITECTURE.md).
+#[derive(Clone, Copy)]
+pub(crate) enum SegmentArgs {
+    None,
+    /// flags or keys: one device pointer.
+    Data(CUdeviceptr),
+    Offsets {
+        offsets: CUdeviceptr,
+        count: u64,
+    },
+    Rows {
+        cols: u64,
+        row_stride: u64,
+    },
+    Columns {
+        cols: u64,
+        row_stride: u64,
+        tile_cols_log2: u32,
+    },
+}
+
+/// An empty scan's total is its initial value (or the identity): one element copied on the
+/// stream, which a capture records like any copy.
+/// `count` totals (a column scan of no rows has one per column): the first copied, then
+/// doubled within the total buffer, so log2(count) copies.
+pub(crate) fn copy_empty_total(
+    stream: &Arc<CudaStream>,
+    total: CUdeviceptr,
+    from: CUdeviceptr,
+    bytes: usize,
+    count: u64,
+) -> Result<(), ScanError> {
+    if total == 0 || count == 0 {
+        return Ok(());
+    }
+    let copy = |dst: CUdeviceptr, src: CUdeviceptr, len: usize| {
+        // SAFETY: device addresses the callers checked (the total holds `count` elements, the
+        // source one) or promised, non-overlapping ([0, have) to [have, have + len)), and
+        // ordered on `stream` like the scan they stand in for.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, len, stream.cu_stream()) }
+            .map_err(driver("writing the total of an empty scan"))
+    };
+    copy(total, from, bytes)?;
+    let mut have = 1u64;
+    while have < count {
+        let more = have.min(count - have);
+        copy(
+            total + have * bytes as u64,
+            total,
+            (more * bytes as u64) as usize,
+        )?;
+        have += more;
+    }
+    Ok(())
+}
+
+/// A launch plan whose scratch is in place (`Scanner::ready`), waiting for its buffers.
+pub(crate) struct ReadyLaunch {
+    pub(crate) loaded: Arc<LoadedScan>,
+    pub(crate) plan: LaunchPlan,
+    /// The tiles of a column scan.
+    pub(crate) columns: Option<ColumnShape>,
+}
