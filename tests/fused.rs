@@ -7,7 +7,9 @@
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use scangen::lower::{parse_ops_file, EvalError, EvalOp, ValueLayout};
-use scangen::runtime::{CpuScanner, Gpu, ScanError, ScanExtras, ScanOptions};
+use scangen::runtime::{
+    CpuScanner, DeviceSegments, Gpu, HostSegments, ScanError, ScanExtras, ScanOptions, Segments,
+};
 use scangen::{scan_op, Algorithm, PrimType, ScanElement, ScanMode, ScanOp, Transform};
 
 /// Kadane: `{best, prefix, suffix, total}` from raw i64, projected to `best`. Not commutative.
@@ -721,15 +723,248 @@ fn gpu_transform_reductions_match_folds() {
     }
 }
 
-/// Segmented fused scans are refused by the runtime with a typed error, before any launch.
+/// Owned segment data of every rule that fuses, for one input length.
+struct SegmentData {
+    flags: Vec<u8>,
+    keys: Vec<u32>,
+    offsets32: Vec<u32>,
+    offsets64: Vec<u64>,
+    /// (rows, cols, row_stride) of contiguous rows and of strided rows over `n` positions.
+    rows: (u64, u64, u64),
+    strided: (u64, u64, u64),
+}
+
+impl SegmentData {
+    fn random(rng: &mut StdRng, n: usize) -> SegmentData {
+        // Mostly short segments, some long ones: heads at about 1 in 40 positions, none in
+        // a stretch of a few thousand.
+        let quiet = rng.gen_range(0..n.max(1));
+        let flags: Vec<u8> = (0..n)
+            .map(|i| {
+                let near_quiet = i >= quiet && i < quiet + 3000;
+                u8::from(!near_quiet && rng.gen_range(0..40) == 0)
+            })
+            .collect();
+        let mut key = 7u32;
+        let keys = flags
+            .iter()
+            .map(|&f| {
+                key = key.wrapping_add(u32::from(f) * 3);
+                key
+            })
+            .collect();
+        let mut offsets64: Vec<u64> = std::iter::once(0)
+            .chain((1..n).filter(|&i| flags[i] != 0).map(|i| i as u64))
+            .collect();
+        offsets64.push(n as u64);
+        let offsets32 = offsets64.iter().map(|&o| o as u32).collect();
+        let cols = [1u64, 7, 33, 1000, 4099][rng.gen_range(0..5)].min(n.max(1) as u64);
+        let rows = (n as u64) / cols;
+        let stride = cols + rng.gen_range(1..5);
+        let srows = (n as u64) / stride;
+        SegmentData {
+            flags,
+            keys,
+            offsets32,
+            offsets64,
+            rows: (rows, cols, cols),
+            strided: (srows, cols, stride),
+        }
+    }
+
+    /// Every rule's data, with a name and the options for it.
+    fn cases(&self) -> Vec<(&'static str, HostSegments<'_>, Segments)> {
+        let rows = |(rows, cols, row_stride): (u64, u64, u64)| HostSegments::Rows {
+            rows,
+            cols,
+            row_stride,
+        };
+        [
+            ("flags", HostSegments::Flags(&self.flags)),
+            ("keys-u32", HostSegments::keys(&self.keys)),
+            ("offsets-u32", HostSegments::Offsets32(&self.offsets32)),
+            ("offsets-u64", HostSegments::Offsets64(&self.offsets64)),
+            ("rows", rows(self.rows)),
+            ("rows-strided", rows(self.strided)),
+        ]
+        .into_iter()
+        .map(|(name, s)| (name, s, s.rule()))
+        .collect()
+    }
+}
+
+/// The reference of a segmented fused scan: each segment (a run between heads, or a row) lifted
+/// with the positions' own indices, scanned in `mode` (from its end when `reverse`) and
+/// projected; positions outside every row keep `project(lift(k))`.
+fn segmented_reference<Op: Transform>(
+    inputs: &[Op::Input],
+    segments: &HostSegments<'_>,
+    mode: ScanMode,
+    reverse: bool,
+) -> Vec<Op::Output> {
+    let n = inputs.len();
+    let mut out: Vec<Op::Output> = (0..n)
+        .map(|k| Op::project(Op::lift(inputs[k], k as u64)))
+        .collect();
+    let runs: Vec<std::ops::Range<usize>> = match *segments {
+        HostSegments::Rows {
+            rows,
+            cols,
+            row_stride,
+        } => (0..rows as usize)
+            .map(|r| r * row_stride as usize..r * row_stride as usize + cols as usize)
+            .collect(),
+        _ => {
+            let starts = segments.starts(n as u64).unwrap();
+            let heads: Vec<usize> = (0..n).filter(|&k| starts[k]).chain([n]).collect();
+            heads.windows(2).map(|w| w[0]..w[1]).collect()
+        }
+    };
+    for run in runs {
+        let mut acc = Op::identity();
+        let order: Vec<usize> = if reverse {
+            run.rev().collect()
+        } else {
+            run.collect()
+        };
+        for k in order {
+            let before = acc;
+            acc = Op::combine(acc, Op::lift(inputs[k], k as u64));
+            out[k] = Op::project(if mode == ScanMode::Exclusive {
+                before
+            } else {
+                acc
+            });
+        }
+    }
+    out
+}
+
+/// Segmented fused scans on the CPU backend: every rule that fuses x mode x direction, against
+/// the loop over each segment.
+#[test]
+fn cpu_segmented_transform_scans_match_loops() {
+    let mut rng = StdRng::seed_from_u64(0x5e6);
+    for n in [0usize, 1, 31, 33, 1021, 4099, 65_537] {
+        let data = SegmentData::random(&mut rng, n);
+        let k = kadane_input(&mut rng, n);
+        let (a, b) = recur_input(&mut rng, n);
+        let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+        for (name, segments, rule) in data.cases() {
+            for mode in ScanMode::ALL {
+                for reverse in [false, true] {
+                    let o = options(mode, reverse, Algorithm::SinglePass).segmented(rule);
+                    let ctx = format!("{name} n={n} {mode} reverse={reverse}");
+                    let got = CpuScanner::<Kadane>::new(o)
+                        .transform_scan_segmented(k.as_slice(), segments)
+                        .unwrap();
+                    assert_same(
+                        &got,
+                        &segmented_reference::<Kadane>(&k, &segments, mode, reverse),
+                        &format!("kadane {ctx}"),
+                    );
+                    let got = CpuScanner::<Recur>::new(o)
+                        .transform_scan_segmented((a.as_slice(), b.as_slice()), segments)
+                        .unwrap();
+                    assert_same(
+                        &got,
+                        &segmented_reference::<Recur>(&ab, &segments, mode, reverse),
+                        &format!("recur {ctx}"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Segmented fused scans on the GPU (single-pass: the segmented algorithm): every rule that
+/// fuses x mode x direction at awkward sizes, Kadane, argmin and the two-array recurrence,
+/// against the loop over each segment, bit for bit; the device API with segment data in the
+/// extras; column scans refused with a typed error before any launch.
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh, then .gpu/run-all.sh on a GPU machine"]
-fn gpu_segmented_transform_scans_are_refused() {
+fn gpu_segmented_transform_scans_match_loops() {
     let gpu = gpu();
+    let mut rng = StdRng::seed_from_u64(0x5e7);
+    let mut cases = 0;
+    let mut sz = vec![0usize, 1, 31, 32, 33, 1021, 4095, 4097, 65_537, 1_000_003];
+    sz.push(262_147);
+    for n in sz {
+        let data = SegmentData::random(&mut rng, n);
+        let k = kadane_input(&mut rng, n);
+        let m = argmin_input(&mut rng, n);
+        let (a, b) = recur_input(&mut rng, n);
+        let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+        for (name, segments, rule) in data.cases() {
+            for mode in ScanMode::ALL {
+                for reverse in [false, true] {
+                    let o = options(mode, reverse, Algorithm::SinglePass).segmented(rule);
+                    let ctx = format!("{name} n={n} {mode} reverse={reverse}");
+                    let mut kad = gpu.transform_scanner::<Kadane>(o).unwrap();
+                    assert_same(
+                        &kad.transform_scan_segmented(k.as_slice(), segments)
+                            .unwrap(),
+                        &segmented_reference::<Kadane>(&k, &segments, mode, reverse),
+                        &format!("kadane {ctx}"),
+                    );
+                    let mut arg = gpu.transform_scanner::<ArgMin>(o).unwrap();
+                    assert_same(
+                        &arg.transform_scan_segmented(m.as_slice(), segments)
+                            .unwrap(),
+                        &segmented_reference::<ArgMin>(&m, &segments, mode, reverse),
+                        &format!("argmin {ctx}"),
+                    );
+                    let mut rec = gpu.transform_scanner::<Recur>(o).unwrap();
+                    assert_same(
+                        &rec.transform_scan_segmented((a.as_slice(), b.as_slice()), segments)
+                            .unwrap(),
+                        &segmented_reference::<Recur>(&ab, &segments, mode, reverse),
+                        &format!("recur {ctx}"),
+                    );
+                    cases += 3;
+                }
+            }
+        }
+    }
+    // The device API: flags in the extras, and the flags of another rule refused.
+    let stream = gpu.default_stream();
+    let n = 100_003;
+    let data = SegmentData::random(&mut rng, n);
+    let (a, b) = recur_input(&mut rng, n);
+    let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+    let (da, db) = (
+        stream.clone_htod(&a).unwrap(),
+        stream.clone_htod(&b).unwrap(),
+    );
+    let flags = stream.clone_htod(&data.flags).unwrap();
+    let mut out = stream.alloc_zeros::<u32>(n).unwrap();
+    let mut s = gpu
+        .transform_scanner::<Recur>(ScanOptions::default().segmented(Segments::Flags))
+        .unwrap();
+    s.transform_scan_device(
+        &stream,
+        (&da, &db),
+        &mut out,
+        ScanExtras::new().segments(DeviceSegments::flags(&flags)),
+    )
+    .unwrap();
+    assert_same(
+        &stream.clone_dtoh(&out).unwrap(),
+        &segmented_reference::<Recur>(
+            &ab,
+            &HostSegments::Flags(&data.flags),
+            ScanMode::Inclusive,
+            false,
+        ),
+        "recur device flags",
+    );
+    let e = s
+        .transform_scan_device(&stream, (&da, &db), &mut out, ScanExtras::new())
+        .unwrap_err();
+    assert!(matches!(e, ScanError::SegmentsMismatch { .. }), "{e}");
     let e = gpu
-        .transform_scanner::<Kadane>(
-            ScanOptions::default().segmented(scangen::runtime::Segments::Flags),
-        )
+        .transform_scanner::<Kadane>(ScanOptions::default().segmented(Segments::Columns))
         .unwrap_err();
     assert!(matches!(e, ScanError::Codegen(_)), "{e}");
+    println!("gpu suite (fused segmented): {} cases passed", cases + 1);
 }

@@ -5,7 +5,7 @@
 //! it is compiled into its kernel; the data comes with each scan and must match that rule.
 
 use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaStream, DevicePtr, DeviceRepr, SyncOnDrop};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, SyncOnDrop};
 use scan_codegen::{OffsetWidth, Segments};
 use scan_core::PrimType;
 use std::sync::Arc;
@@ -87,6 +87,58 @@ impl<T> ErasedBuffer for Typed<'_, T> {
     }
     fn read<'s>(&'s self, stream: &'s Arc<CudaStream>) -> (CUdeviceptr, SyncOnDrop<'s>) {
         self.0.device_ptr(stream)
+    }
+}
+
+/// A device buffer owned by [`UploadedSegments`].
+struct Owned<T>(CudaSlice<T>);
+
+impl<T> ErasedBuffer for Owned<T> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.0.stream()
+    }
+    fn read<'s>(&'s self, stream: &'s Arc<CudaStream>) -> (CUdeviceptr, SyncOnDrop<'s>) {
+        self.0.device_ptr(stream)
+    }
+}
+
+/// A borrow of an [`UploadedSegments`]' buffer, for the [`DeviceSegments`] that views it.
+struct Borrowed<'a>(&'a dyn ErasedBuffer);
+
+impl ErasedBuffer for Borrowed<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.0.stream()
+    }
+    fn read<'s>(&'s self, stream: &'s Arc<CudaStream>) -> (CUdeviceptr, SyncOnDrop<'s>) {
+        self.0.read(stream)
+    }
+}
+
+/// Host segment data copied to the device for one scan of a host-slice call
+/// ([`HostSegments::upload`]); [`UploadedSegments::device`] views it as [`DeviceSegments`].
+pub(crate) struct UploadedSegments {
+    rule: Segments,
+    rows: (u64, u64, u64),
+    buffer: Option<Box<dyn ErasedBuffer>>,
+}
+
+impl UploadedSegments {
+    /// The uploaded data as the segments of one device scan.
+    pub(crate) fn device(&self) -> DeviceSegments<'_> {
+        DeviceSegments {
+            rule: self.rule,
+            buffer: self
+                .buffer
+                .as_deref()
+                .map(|b| Box::new(Borrowed(b)) as Box<dyn ErasedBuffer + '_>),
+            rows: self.rows,
+        }
     }
 }
 
@@ -236,6 +288,44 @@ impl<'a> HostSegments<'a> {
             }
         };
         HostSegments::Keys(k)
+    }
+
+    /// Copies the flags, keys or offsets to the device on `stream` (rows and columns have
+    /// none), for a host-slice call's scan.
+    pub(crate) fn upload(
+        &self,
+        stream: &Arc<CudaStream>,
+    ) -> Result<UploadedSegments, crate::ScanError> {
+        fn owned<T: DeviceRepr + 'static>(
+            stream: &Arc<CudaStream>,
+            host: &[T],
+        ) -> Result<Option<Box<dyn ErasedBuffer>>, crate::ScanError> {
+            let device = stream.clone_htod(host).map_err(crate::error::driver(
+                "copying the segment data to the device",
+            ))?;
+            Ok(Some(Box::new(Owned(device))))
+        }
+        let buffer = match self {
+            HostSegments::Flags(f) => owned(stream, f)?,
+            HostSegments::Offsets32(o) => owned(stream, o)?,
+            HostSegments::Offsets64(o) => owned(stream, o)?,
+            HostSegments::Keys(k) => match k {
+                HostKeys::I8(k) => owned(stream, k)?,
+                HostKeys::I16(k) => owned(stream, k)?,
+                HostKeys::I32(k) => owned(stream, k)?,
+                HostKeys::I64(k) => owned(stream, k)?,
+                HostKeys::U8(k) => owned(stream, k)?,
+                HostKeys::U16(k) => owned(stream, k)?,
+                HostKeys::U32(k) => owned(stream, k)?,
+                HostKeys::U64(k) => owned(stream, k)?,
+            },
+            HostSegments::Rows { .. } | HostSegments::Columns { .. } => None,
+        };
+        Ok(UploadedSegments {
+            rule: self.rule(),
+            rows: self.matrix().unwrap_or((0, 0, 0)),
+            buffer,
+        })
     }
 
     /// The rule the data is for.

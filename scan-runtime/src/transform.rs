@@ -16,9 +16,10 @@ use crate::gpu::{Gpu, ModuleKey};
 use crate::options::ScanOptions;
 use crate::reduce::Reducer;
 use crate::scanner::Scanner;
+use crate::segments::HostSegments;
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
-use scan_codegen::{Algorithm, CodegenError, ScanMode, Segments, TuningPolicy};
+use scan_codegen::{Algorithm, ScanMode, TuningPolicy};
 use scan_core::{ScanElement, Transform, TransformSpec};
 use std::sync::Arc;
 
@@ -228,9 +229,10 @@ fn checked_spec<Op: Transform>() -> Result<TransformSpec, ScanError> {
 /// A fused transform scan of `Op` on one GPU ([`Gpu::transform_scanner`]): reads `Op`'s input
 /// arrays, lifts each position (with its index) as the tiles load, scans, and projects each
 /// result as it is stored. Every algorithm, inclusive or exclusive, forward or reverse; an
-/// initial value and the total (elements, not projected) as [`ScanExtras`] describes.
-/// Segmented fused scans are generated and compile (`scan_codegen::generate_fused`) but this
-/// API does not take segment data yet ([`ScanError::Codegen`] when asked for).
+/// initial value and the total (elements, not projected) as [`ScanExtras`] describes;
+/// segmented by flags, keys, offsets or rows (`ScanOptions::segmented`, single-pass) with
+/// [`TransformScanner::transform_scan_segmented`] or segment data in the extras. Column scans
+/// do not fuse (their kernel stages rows of a strip): building one is an error.
 pub struct TransformScanner<Op: Transform> {
     scanner: Scanner<Op>,
     spec: TransformSpec,
@@ -257,12 +259,6 @@ impl Gpu {
         Op::Elem: DeviceRepr,
         Op::Output: DeviceRepr,
     {
-        if opts.variant.segments != Segments::None {
-            return Err(ScanError::Codegen(CodegenError::InvalidVariant(format!(
-                "fused transform scans run unsegmented or reversed on the GPU; {} segments are generated (scan_codegen::generate_fused) but the runtime does not pass segment data to fused scans yet",
-                opts.variant.segments
-            ))));
-        }
         let spec = checked_spec::<Op>()?;
         let scanner = self.scanner_with::<Op>(opts, Some(spec.clone()))?;
         Ok(TransformScanner { scanner, spec })
@@ -346,8 +342,15 @@ where
             // SAFETY: the uploaded arrays hold `n` values each and `out_dev` `n` outputs, all
             // on `stream`, alive until the copy back below has synchronised.
             unsafe {
-                self.scanner
-                    .scan_arrays_ptr(&stream, &uploaded.ptrs, out_ptr, n as u64, 0, 0)?
+                self.scanner.scan_arrays_ptr(
+                    &stream,
+                    &uploaded.ptrs,
+                    out_ptr,
+                    n as u64,
+                    0,
+                    0,
+                    None,
+                )?
             };
         }
         stream
@@ -358,10 +361,71 @@ where
             .map_err(driver("waiting for the scan to finish"))
     }
 
+    /// Scans host input arrays segment by segment (the scanner's rule,
+    /// `ScanOptions::segmented`: flags, keys, offsets or rows; column scans do not fuse) into a
+    /// new vector of outputs (default stream; waits). The data is checked on the host before
+    /// anything is uploaded, as for [`Scanner::scan_segmented`]. For rows with a stride, the
+    /// positions between rows are not scanned: their outputs are `project(lift(in[k], k))`, as
+    /// the CPU backend gives them.
+    pub fn transform_scan_segmented<I: HostInputs<Op::Input>>(
+        &mut self,
+        inputs: I,
+        segments: HostSegments<'_>,
+    ) -> Result<Vec<Op::Output>, ScanError> {
+        let n = common_len(&inputs.lens())?;
+        check_value_sizes(&self.spec, &I::value_sizes())?;
+        let count = match segments.matrix() {
+            Some((rows, cols, row_stride)) => {
+                ScanError::check_rows(rows, cols, row_stride, n as u64)?
+            }
+            None => n as u64,
+        };
+        segments.check(count)?;
+        let mut output: Vec<Op::Output> = (0..n)
+            .map(|k| Op::project(lift_at::<Op, I>(&inputs, k)))
+            .collect();
+        let stream = self.scanner.gpu().default_stream();
+        self.scanner.check_rule(segments.rule())?;
+        if count == 0 {
+            return Ok(output);
+        }
+        let uploaded = inputs.upload(&stream)?;
+        let device_segments = segments.upload(&stream)?;
+        // The outputs the scan does not cover (between strided rows) come from here.
+        let mut out_dev = stream
+            .clone_htod(&output)
+            .map_err(driver("copying the outputs between rows to the device"))?;
+        {
+            let (out_ptr, _write) = out_dev.device_ptr_mut(&stream);
+            // SAFETY: the uploaded arrays hold `n` values each and `out_dev` `n` outputs, all
+            // on `stream`, alive until the copy back below has synchronised.
+            unsafe {
+                self.scanner.scan_arrays_ptr(
+                    &stream,
+                    &uploaded.ptrs,
+                    out_ptr,
+                    n as u64,
+                    0,
+                    0,
+                    Some(&device_segments.device()),
+                )?
+            };
+        }
+        stream
+            .memcpy_dtoh(&out_dev, &mut output)
+            .map_err(driver("copying the result to the host"))?;
+        stream
+            .synchronize()
+            .map_err(driver("waiting for the scan to finish"))?;
+        Ok(output)
+    }
+
     /// Enqueues a fused scan of device input arrays into `output` on `stream` (no host
     /// synchronisation), with an initial value and/or the total ([`ScanExtras`]; the total is
-    /// an element, `init ⊕ lift(0) ⊕ …`). Lengths, devices and value sizes are checked before
-    /// anything is launched; segment data is refused (see [`TransformScanner`]).
+    /// an element, `init ⊕ lift(0) ⊕ …`), segment by segment with segment data for a segmented
+    /// scanner (flags, keys, offsets, rows; for rows with a stride, the index `lift` sees is the
+    /// position in the arrays, and the outputs between rows are not written). Lengths, devices,
+    /// value sizes and the segment rule are checked before anything is launched.
     pub fn transform_scan_device<I, O>(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -381,9 +445,6 @@ where
             total,
             segments,
         } = extras;
-        if let Some(s) = segments {
-            return Err(ScanError::check_rule(Segments::None, s.rule).unwrap_err());
-        }
         for (what, len) in [
             ("init", init.as_ref().map(|b| b.len())),
             ("total", total.as_ref().map(|b| b.len())),
@@ -406,8 +467,15 @@ where
         let total_ptr = total.as_ref().map_or(0, |(p, _)| *p);
         // SAFETY: live buffers of the checked lengths, ordered on `stream` by cudarc's guards.
         unsafe {
-            self.scanner
-                .scan_arrays_ptr(stream, &ptrs, out_ptr, n as u64, init_ptr, total_ptr)
+            self.scanner.scan_arrays_ptr(
+                stream,
+                &ptrs,
+                out_ptr,
+                n as u64,
+                init_ptr,
+                total_ptr,
+                segments.as_ref(),
+            )
         }
     }
 }
@@ -551,6 +619,20 @@ impl<Op: Transform> CpuScanner<Op> {
         Ok(())
     }
 
+    /// The fused scan segment by segment on the CPU ([`TransformScanner::transform_scan_segmented`]):
+    /// the lifted elements scanned by the scanner's rule, then projected; between strided rows,
+    /// `project(lift(in[k], k))`.
+    pub fn transform_scan_segmented<I: HostInputs<Op::Input>>(
+        &mut self,
+        inputs: I,
+        segments: HostSegments<'_>,
+    ) -> Result<Vec<Op::Output>, ScanError> {
+        let n = common_len(&inputs.lens())?;
+        let elems: Vec<Op::Elem> = (0..n).map(|i| lift_at::<Op, I>(&inputs, i)).collect();
+        let scanned = self.scan_segmented(&elems, segments)?;
+        Ok(scanned.into_iter().map(Op::project).collect())
+    }
+
     /// `init ⊕ lift(in[0], 0) ⊕ … ⊕ lift(in[n-1], n-1)` (in sequence order, whatever the
     /// scanner's direction).
     pub fn transform_reduce<I: HostInputs<Op::Input>>(
@@ -600,6 +682,18 @@ where
         match self {
             AnyTransformScanner::Gpu(s, _) => s.transform_scan(inputs),
             AnyTransformScanner::Cpu(s) => s.transform_scan(inputs),
+        }
+    }
+
+    /// The fused scan of host input arrays, segment by segment (the scanner's rule).
+    pub fn transform_scan_segmented<I: HostInputs<Op::Input>>(
+        &mut self,
+        inputs: I,
+        segments: HostSegments<'_>,
+    ) -> Result<Vec<Op::Output>, ScanError> {
+        match self {
+            AnyTransformScanner::Gpu(s, _) => s.transform_scan_segmented(inputs, segments),
+            AnyTransformScanner::Cpu(s) => s.transform_scan_segmented(inputs, segments),
         }
     }
 

@@ -503,6 +503,32 @@ pub(crate) enum SegmentArgs {
     },
 }
 
+impl SegmentArgs {
+    /// The kernel arguments of `segments`, whose buffer (flags, keys or offsets) is at
+    /// `buffer` (0 for rows and columns); `tile_cols_log2` is a column scan's tile width.
+    pub(crate) fn of(
+        segments: &DeviceSegments<'_>,
+        buffer: CUdeviceptr,
+        tile_cols_log2: u32,
+    ) -> SegmentArgs {
+        let (_, cols, row_stride) = segments.rows;
+        match segments.rule {
+            Segments::None => SegmentArgs::None,
+            Segments::Rows { .. } => SegmentArgs::Rows { cols, row_stride },
+            Segments::Columns => SegmentArgs::Columns {
+                cols,
+                row_stride,
+                tile_cols_log2,
+            },
+            Segments::Offsets(_) => SegmentArgs::Offsets {
+                offsets: buffer,
+                count: segments.buffer.as_ref().map_or(0, |b| b.len() as u64),
+            },
+            Segments::Flags | Segments::Keys(_) => SegmentArgs::Data(buffer),
+        }
+    }
+}
+
 /// An empty scan's total is its initial value (or the identity): one element copied on the
 /// stream, which a capture records like any copy.
 /// `count` totals (a column scan of no rows has one per column): the first copied, then

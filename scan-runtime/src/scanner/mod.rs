@@ -10,7 +10,7 @@ use crate::capture::{self, Capture};
 use crate::error::{alloc, driver, ScanError};
 use crate::extras::ScanExtras;
 use crate::gpu::Gpu;
-use crate::segments::{DeviceSegments, HostKeys, HostSegments};
+use crate::segments::{DeviceSegments, HostSegments};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 use engine::{copy_empty_total, Seeds, SegmentArgs};
@@ -278,28 +278,17 @@ where
             .as_ref()
             .and_then(|s| s.buffer.as_ref())
             .map(|b| b.read(stream));
-        let segment = match &segments {
-            None => SegmentArgs::None,
-            Some(s) => match s.rule {
-                Segments::Rows { .. } => SegmentArgs::Rows {
-                    cols: s.rows.1,
-                    row_stride: s.rows.2,
-                },
-                Segments::Columns => SegmentArgs::Columns {
-                    cols: s.rows.1,
-                    row_stride: s.rows.2,
-                    tile_cols_log2: ready
-                        .as_ref()
-                        .and_then(|r| r.columns)
-                        .map_or(0, |c| c.tile_cols_log2),
-                },
-                Segments::Offsets(_) => SegmentArgs::Offsets {
-                    offsets: segment_read.as_ref().map_or(0, |(p, _)| *p),
-                    count: s.buffer.as_ref().map_or(0, |b| b.len() as u64),
-                },
-                _ => SegmentArgs::Data(segment_read.as_ref().map_or(0, |(p, _)| *p)),
-            },
-        };
+        let tile_cols_log2 = ready
+            .as_ref()
+            .and_then(|r| r.columns)
+            .map_or(0, |c| c.tile_cols_log2);
+        let segment = segments.as_ref().map_or(SegmentArgs::None, |s| {
+            SegmentArgs::of(
+                s,
+                segment_read.as_ref().map_or(0, |(p, _)| *p),
+                tile_cols_log2,
+            )
+        });
         let init_ptr = init.as_ref().map_or(0, |(p, _)| *p);
         let total_ptr = total.as_ref().map_or(0, |(p, _)| *p);
         let guards = (
@@ -411,30 +400,52 @@ where
         unsafe { self.engine.scan_ptrs(stream, &[input], output, n, seeds) }
     }
 
-    /// A scan of `n` positions of the fused input arrays `inputs` into `output`, seeded with
-    /// `init` and writing `total` (0: none), as [`Scanner::scan_device_ptr_with`].
+    /// A scan of the fused input arrays `inputs` (`len` positions each) into `output`, seeded
+    /// with `init` and writing `total` (0: none), as [`Scanner::scan_device_ptr_with`], segment
+    /// by segment by `segments` for a segmented scanner (checked against its rule and `len`;
+    /// column scans do not fuse).
     ///
     /// # Safety
     ///
-    /// As for [`Scanner::scan_device_ptr_with`], each input array valid for `n` values of its
-    /// type and `output` for `n` outputs.
+    /// As for [`Scanner::scan_device_ptr_with`], each input array valid for `len` values of its
+    /// type and `output` for `len` outputs.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn scan_arrays_ptr(
         &mut self,
         stream: &Arc<CudaStream>,
         inputs: &[CUdeviceptr],
         output: CUdeviceptr,
-        n: u64,
+        len: u64,
         init: CUdeviceptr,
         total: CUdeviceptr,
+        segments: Option<&DeviceSegments<'_>>,
     ) -> Result<(), ScanError> {
-        self.engine.check_segments(None, n)?;
+        let n = self.engine.check_segments(segments, len)?;
+        if let Some(b) = segments.and_then(|s| s.buffer.as_ref()) {
+            self.engine.check_device(b.stream())?;
+        }
+        let read = segments
+            .and_then(|s| s.buffer.as_ref())
+            .map(|b| b.read(stream));
+        let segment = segments.map_or(SegmentArgs::None, |s| {
+            SegmentArgs::of(s, read.as_ref().map_or(0, |(p, _)| *p), 0)
+        });
+        if capture::status(stream)? == Capture::Active {
+            // As in scan_device_with: no record of the use inside the capture.
+            std::mem::forget(read);
+        }
         let seeds = Seeds {
             init,
             total,
-            segment: SegmentArgs::None,
+            segment,
         };
-        // SAFETY: forwarded.
+        // SAFETY: forwarded; the segment data was checked against the rule and `len`.
         unsafe { self.engine.scan_ptrs(stream, inputs, output, n, seeds) }
+    }
+
+    /// An error unless the scanner was built for segment data of rule `given`.
+    pub(crate) fn check_rule(&self, given: Segments) -> Result<(), ScanError> {
+        self.engine.check_rule(given)
     }
 
     pub(crate) fn check_stream(&self, stream: &Arc<CudaStream>) -> Result<(), ScanError> {
@@ -466,66 +477,10 @@ where
         let stream = self.engine.gpu().default_stream();
         let data = self.upload(&stream, input)?;
         let mut output = self.upload(&stream, input)?;
-        let up =
-            |e: cudarc::driver::DriverError| driver("copying the segment data to the device")(e);
-        macro_rules! with_keys {
-            ($k:expr) => {{
-                let keys = stream.clone_htod($k).map_err(up)?;
-                let extras = ScanExtras::new().segments(DeviceSegments::keys(&keys));
-                self.scan_device_with(&stream, &data, &mut output, extras)?;
-                download(&stream, &output, &mut result)?;
-            }};
-        }
-        match segments {
-            HostSegments::Flags(f) => {
-                let flags = stream.clone_htod(f).map_err(up)?;
-                let extras = ScanExtras::new().segments(DeviceSegments::flags(&flags));
-                self.scan_device_with(&stream, &data, &mut output, extras)?;
-                download(&stream, &output, &mut result)?;
-            }
-            HostSegments::Offsets32(o) => {
-                let offsets = stream.clone_htod(o).map_err(up)?;
-                let extras = ScanExtras::new().segments(DeviceSegments::offsets(&offsets));
-                self.scan_device_with(&stream, &data, &mut output, extras)?;
-                download(&stream, &output, &mut result)?;
-            }
-            HostSegments::Offsets64(o) => {
-                let offsets = stream.clone_htod(o).map_err(up)?;
-                let extras = ScanExtras::new().segments(DeviceSegments::offsets(&offsets));
-                self.scan_device_with(&stream, &data, &mut output, extras)?;
-                download(&stream, &output, &mut result)?;
-            }
-            HostSegments::Rows {
-                rows,
-                cols,
-                row_stride,
-            } => {
-                let extras =
-                    ScanExtras::new().segments(DeviceSegments::rows(rows, cols, row_stride));
-                self.scan_device_with(&stream, &data, &mut output, extras)?;
-                download(&stream, &output, &mut result)?;
-            }
-            HostSegments::Columns {
-                rows,
-                cols,
-                row_stride,
-            } => {
-                let extras =
-                    ScanExtras::new().segments(DeviceSegments::columns(rows, cols, row_stride));
-                self.scan_device_with(&stream, &data, &mut output, extras)?;
-                download(&stream, &output, &mut result)?;
-            }
-            HostSegments::Keys(k) => match k {
-                HostKeys::I8(k) => with_keys!(k),
-                HostKeys::I16(k) => with_keys!(k),
-                HostKeys::I32(k) => with_keys!(k),
-                HostKeys::I64(k) => with_keys!(k),
-                HostKeys::U8(k) => with_keys!(k),
-                HostKeys::U16(k) => with_keys!(k),
-                HostKeys::U32(k) => with_keys!(k),
-                HostKeys::U64(k) => with_keys!(k),
-            },
-        }
+        let uploaded = segments.upload(&stream)?;
+        let extras = ScanExtras::new().segments(uploaded.device());
+        self.scan_device_with(&stream, &data, &mut output, extras)?;
+        download(&stream, &output, &mut result)?;
         Ok(result)
     }
 
