@@ -3,7 +3,7 @@
 # carried along: the whole GPU suite, sanitizers, the law checker, `scangen bench` and the CUB
 # baseline, in one go. Results go to $OUT (or ./device-out).
 #   scripts/device-session.sh [suite] [sanitize] [bench] [cub] [sizes] [cub-sizes] [cold]
-#                             [fused] [sharded] [halves]
+#                             [fused] [file-ops] [sharded] [halves]
 #   (default: the first four)
 # Extra binaries the later steps run are bundled with SCANGEN_BUNDLE_BINARIES, e.g.
 #   SCANGEN_BUNDLE_BINARIES=$'--example fused_bench|\n--example reduce_bench|' (fused) or
@@ -68,6 +68,16 @@ if has fused; then
   # Issue 15: fused against unfused (Kadane, argmin) and the reduction against a read.
   for b in fused_bench reduce_bench; do
     [ -x ".gpu/bin/tools/$b" ] && timeout 300 ".gpu/bin/tools/$b" 2>&1 | tee "$out/$b.md"
+  done
+fi
+
+if has file-ops; then
+  # Issue 15: operators from files on the GPU (ByteScanner), fused with their lift/project:
+  # Kadane i64 -> i64 and argmin f32 -> u64 beside a copy of the bytes they read and write.
+  for spec in "examples/kadane.rs Kadane" "examples/running_argmin.rs ArgMin"; do
+    read -r file op <<<"$spec"
+    timeout 200 "$tool" bench --file "$file" --op "$op" --sizes 20,24,28 \
+      --algo single-pass,kogge-stone,blelloch 2>/dev/null | tee -a "$out/bench-file.md"
   done
 fi
 

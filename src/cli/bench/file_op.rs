@@ -157,6 +157,9 @@ fn run_cpu(
     let source = source_of(args)?;
     let op = &source.op;
     let eval = source.evaluator()?;
+    if eval.has_transform() {
+        return run_cpu_transform(args, sizes, op, &eval);
+    }
     let element = eval.element().clone();
     let size = element.size();
     let mut sampler = BitPatterns::new(element.clone());
@@ -197,6 +200,65 @@ fn run_cpu(
             .into(),
             n,
             elem_bytes: size,
+            scan_ms: median(&mut scan),
+            copy_ms: median(&mut copy),
+        });
+    }
+    Ok((
+        "CPU, the evaluator of the operator's IR (one thread)".into(),
+        rows,
+    ))
+}
+
+/// [`run_cpu`] for an operator with `lift`/`project`: the evaluator's fused scan of random input
+/// arrays (any bit pattern is an input), beside a host copy of as many bytes as it reads and
+/// writes per position.
+fn run_cpu_transform(
+    args: &BenchArgs,
+    sizes: &[u64],
+    op: &str,
+    eval: &scangen::lower::EvalOp,
+) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
+    let input_sizes: Vec<usize> = eval.input_layouts()?.iter().map(|l| l.size).collect();
+    let output_size = eval.output_layout()?.size;
+    let copy_bytes = (input_sizes.iter().sum::<usize>() + output_size).div_ceil(2);
+    let mut rng = Rng::new(0x5eed);
+    let mut progress = Progress::new(sizes.len());
+    let mut rows = Vec::new();
+    for &n in sizes {
+        progress.step(&format!("cpu evaluator {op} (lift, scan, project) n={n}"));
+        let bytes = n.saturating_mul(copy_bytes as u64);
+        if n == 0 || 2 * bytes > (args.max_gib * (1u64 << 30) as f64) as u64 {
+            continue;
+        }
+        let arrays: Vec<Vec<u8>> = input_sizes
+            .iter()
+            .map(|&size| (0..n as usize * size).map(|_| rng.next() as u8).collect())
+            .collect();
+        let views: Vec<&[u8]> = arrays.iter().map(|a| a.as_slice()).collect();
+        let source = vec![1u8; bytes as usize];
+        let mut target = vec![0u8; bytes as usize];
+        let (mut copy, mut scan) = (Vec::new(), Vec::new());
+        for _ in 0..args.reps.clamp(1, 3) {
+            let t = Instant::now();
+            target.copy_from_slice(&source);
+            copy.push(t.elapsed().as_secs_f64() * 1e3);
+            let t = Instant::now();
+            std::hint::black_box(eval.transform_scan(&views, args.exclusive)?);
+            scan.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        rows.push(BenchRow {
+            algorithm: "cpu-evaluator".into(),
+            op: op.to_string(),
+            ty: format!("{input_sizes:?}B -> {output_size}B"),
+            mode: if args.exclusive {
+                "exclusive"
+            } else {
+                "inclusive"
+            }
+            .into(),
+            n,
+            elem_bytes: copy_bytes,
             scan_ms: median(&mut scan),
             copy_ms: median(&mut copy),
         });
