@@ -968,3 +968,44 @@ fn gpu_segmented_transform_scans_match_loops() {
     assert!(matches!(e, ScanError::Codegen(_)), "{e}");
     println!("gpu suite (fused segmented): {} cases passed", cases + 1);
 }
+
+/// A fused scan captured into a CUDA graph (after `prepare`) and replayed with new inputs each
+/// time, for every algorithm: the recurrence from two arrays, then the fused reduction.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh, then .gpu/run-all.sh on a GPU machine"]
+fn gpu_transform_scans_replay_from_a_graph() {
+    use scangen::runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    let gpu = gpu();
+    let mut rng = StdRng::seed_from_u64(0x6a9);
+    let n = 300_007;
+    for algorithm in Algorithm::ALL {
+        let stream = gpu.new_stream().unwrap();
+        let mut s = gpu
+            .transform_scanner::<Recur>(ScanOptions::default().algorithm(algorithm))
+            .unwrap();
+        s.scanner().prepare(n as u64, &stream).unwrap();
+        let mut da = stream.alloc_zeros::<u32>(n).unwrap();
+        let mut db = stream.alloc_zeros::<u64>(n).unwrap();
+        let mut out = stream.alloc_zeros::<u32>(n).unwrap();
+        stream.synchronize().unwrap();
+        stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)
+            .unwrap();
+        let scanned = s.transform_scan_device(&stream, (&da, &db), &mut out, ScanExtras::new());
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0));
+        scanned.unwrap_or_else(|e| panic!("{algorithm}: the scan inside the capture: {e}"));
+        let graph = graph.unwrap().expect("a graph");
+        for replay in 0..3 {
+            let (a, b) = recur_input(&mut rng, n);
+            stream.memcpy_htod(&a, &mut da).unwrap();
+            stream.memcpy_htod(&b, &mut db).unwrap();
+            graph.launch().unwrap();
+            let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+            assert_same(
+                &stream.clone_dtoh(&out).unwrap(),
+                &reference::<Recur>(&ab, ScanMode::Inclusive, false).0,
+                &format!("{algorithm} replay {replay}"),
+            );
+        }
+    }
+}

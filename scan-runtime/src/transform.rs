@@ -9,6 +9,7 @@
 //! `(&CudaSlice<A>, &CudaSlice<B>)`, views too) on the device ([`DeviceInputs`]). Every length
 //! is checked before anything is launched.
 
+use crate::capture::{self, Capture};
 use crate::cpu::CpuScanner;
 use crate::error::{alloc, driver, ScanError};
 use crate::extras::ScanExtras;
@@ -458,13 +459,21 @@ where
             self.scanner.check_stream(s)?;
         }
         self.scanner.check_stream(output.stream())?;
-        let (ptrs, _reads) = inputs.pointers(stream);
-        let (out_ptr, _write) = output.device_ptr_mut(stream);
+        let capture = capture::status(stream)?;
+        let (ptrs, reads) = inputs.pointers(stream);
+        let (out_ptr, write) = output.device_ptr_mut(stream);
         let init = init.map(|b| b.device_ptr(stream));
         let mut total = total;
         let total = total.as_mut().map(|b| b.device_ptr_mut(stream));
         let init_ptr = init.as_ref().map_or(0, |(p, _)| *p);
         let total_ptr = total.as_ref().map_or(0, |(p, _)| *p);
+        let guards = (reads, write, init.map(|(_, g)| g), total.map(|(_, g)| g));
+        if capture == Capture::Active {
+            // As for a plain scan (Scanner::scan_device_with): no record of the buffers' use
+            // inside the capture, which later uses outside it could not wait on.
+            std::mem::forget(guards);
+            capture::check_buffers(stream, capture)?;
+        }
         // SAFETY: live buffers of the checked lengths, ordered on `stream` by cudarc's guards.
         unsafe {
             self.scanner.scan_arrays_ptr(
@@ -558,10 +567,17 @@ where
         if init.map(|b| b.len()) == Some(0) {
             return Err(ScanError::EmptyExtra { what: "init" });
         }
-        let (ptrs, _reads) = inputs.pointers(stream);
-        let (total_ptr, _w) = total.device_ptr_mut(stream);
+        let capture = capture::status(stream)?;
+        let (ptrs, reads) = inputs.pointers(stream);
+        let (total_ptr, write) = total.device_ptr_mut(stream);
         let init = init.map(|b| b.device_ptr(stream));
         let init_ptr = init.as_ref().map_or(0, |(p, _)| *p);
+        let guards = (reads, write, init.map(|(_, g)| g));
+        if capture == Capture::Active {
+            // As in transform_scan_device: no record of the buffers' use inside the capture.
+            std::mem::forget(guards);
+            capture::check_buffers(stream, capture)?;
+        }
         self.enqueue(stream, &ptrs, n as u64, init_ptr, total_ptr)
     }
 
