@@ -1,6 +1,7 @@
 //! What a scan of device memory can take and give besides its input and output: an initial
 //! value read from device memory, and the scan's total written to device memory.
 
+use crate::error::ScanError;
 use crate::segments::DeviceSegments;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
@@ -68,6 +69,19 @@ impl<'a, T> ScanExtras<'a, T> {
     pub fn total(mut self, total: &'a mut dyn DevicePtrMut<T>) -> ScanExtras<'a, T> {
         self.total = Some(total);
         self
+    }
+
+    /// [`ScanError::EmptyExtra`] for an initial value or a total buffer of no elements.
+    pub(crate) fn check_not_empty(&self) -> Result<(), ScanError> {
+        for (what, len) in [
+            ("init", self.init.as_ref().map(|b| b.len())),
+            ("total", self.total.as_ref().map(|b| b.len())),
+        ] {
+            if len == Some(0) {
+                return Err(ScanError::EmptyExtra { what });
+            }
+        }
+        Ok(())
     }
 }
 

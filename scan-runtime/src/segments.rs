@@ -90,33 +90,29 @@ impl<T> ErasedBuffer for Typed<'_, T> {
     }
 }
 
-/// A device buffer owned by [`UploadedSegments`].
-struct Owned<T>(CudaSlice<T>);
-
-impl<T> ErasedBuffer for Owned<T> {
+/// The buffers [`UploadedSegments`] owns.
+impl<T> ErasedBuffer for CudaSlice<T> {
     fn len(&self) -> usize {
-        self.0.len()
+        CudaSlice::len(self)
     }
     fn stream(&self) -> &Arc<CudaStream> {
-        self.0.stream()
+        CudaSlice::stream(self)
     }
     fn read<'s>(&'s self, stream: &'s Arc<CudaStream>) -> (CUdeviceptr, SyncOnDrop<'s>) {
-        self.0.device_ptr(stream)
+        self.device_ptr(stream)
     }
 }
 
-/// A borrow of an [`UploadedSegments`]' buffer, for the [`DeviceSegments`] that views it.
-struct Borrowed<'a>(&'a dyn ErasedBuffer);
-
-impl ErasedBuffer for Borrowed<'_> {
+/// A borrowed buffer: what a [`DeviceSegments`] viewing an [`UploadedSegments`] holds.
+impl<B: ErasedBuffer + ?Sized> ErasedBuffer for &B {
     fn len(&self) -> usize {
-        self.0.len()
+        (**self).len()
     }
     fn stream(&self) -> &Arc<CudaStream> {
-        self.0.stream()
+        (**self).stream()
     }
     fn read<'s>(&'s self, stream: &'s Arc<CudaStream>) -> (CUdeviceptr, SyncOnDrop<'s>) {
-        self.0.read(stream)
+        (**self).read(stream)
     }
 }
 
@@ -136,7 +132,7 @@ impl UploadedSegments {
             buffer: self
                 .buffer
                 .as_deref()
-                .map(|b| Box::new(Borrowed(b)) as Box<dyn ErasedBuffer + '_>),
+                .map(|b| Box::new(b) as Box<dyn ErasedBuffer + '_>),
             rows: self.rows,
         }
     }
@@ -303,7 +299,7 @@ impl<'a> HostSegments<'a> {
             let device = stream.clone_htod(host).map_err(crate::error::driver(
                 "copying the segment data to the device",
             ))?;
-            Ok(Some(Box::new(Owned(device))))
+            Ok(Some(Box::new(device)))
         }
         let buffer = match self {
             HostSegments::Flags(f) => owned(stream, f)?,

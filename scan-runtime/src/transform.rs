@@ -331,43 +331,15 @@ where
         if n == 0 {
             return Ok(());
         }
-        let stream = self.scanner.gpu().default_stream();
-        let uploaded = inputs.upload(&stream)?;
-        // SAFETY: every output is written by the scan before it is read back.
-        let mut out_dev = unsafe { stream.alloc::<Op::Output>(n) }.map_err(alloc(
-            std::mem::size_of_val(output) as u64,
-            "the device copy of the result",
-        ))?;
-        {
-            let (out_ptr, _write) = out_dev.device_ptr_mut(&stream);
-            // SAFETY: the uploaded arrays hold `n` values each and `out_dev` `n` outputs, all
-            // on `stream`, alive until the copy back below has synchronised.
-            unsafe {
-                self.scanner.scan_arrays_ptr(
-                    &stream,
-                    &uploaded.ptrs,
-                    out_ptr,
-                    n as u64,
-                    0,
-                    0,
-                    None,
-                )?
-            };
-        }
-        stream
-            .memcpy_dtoh(&out_dev, output)
-            .map_err(driver("copying the result to the host"))?;
-        stream
-            .synchronize()
-            .map_err(driver("waiting for the scan to finish"))
+        self.scan_host_arrays(inputs, output, None, false)
     }
 
     /// Scans host input arrays segment by segment (the scanner's rule,
     /// `ScanOptions::segmented`: flags, keys, offsets or rows; column scans do not fuse) into a
     /// new vector of outputs (default stream; waits). The data is checked on the host before
-    /// anything is uploaded, as for [`Scanner::scan_segmented`]. For rows with a stride, the
-    /// positions between rows are not scanned: their outputs are `project(lift(in[k], k))`, as
-    /// the CPU backend gives them.
+    /// anything is uploaded, as for [`Scanner::scan_segmented`]. Positions outside every row
+    /// (between strided rows, after the last) are not scanned: their outputs are
+    /// `project(lift(in[k], k))`, as the CPU backend gives them.
     pub fn transform_scan_segmented<I: HostInputs<Op::Input>>(
         &mut self,
         inputs: I,
@@ -382,20 +354,48 @@ where
             None => n as u64,
         };
         segments.check(count)?;
-        let mut output: Vec<Op::Output> = (0..n)
-            .map(|k| Op::project(lift_at::<Op, I>(&inputs, k)))
-            .collect();
-        let stream = self.scanner.gpu().default_stream();
         self.scanner.check_rule(segments.rule())?;
-        if count == 0 {
-            return Ok(output);
+        // Only rows can leave positions unscanned; only then are outputs computed here.
+        let unscanned = count < n as u64;
+        let mut output: Vec<Op::Output> = if unscanned {
+            (0..n)
+                .map(|k| Op::project(lift_at::<Op, I>(&inputs, k)))
+                .collect()
+        } else {
+            vec![Op::project(Op::identity()); n]
+        };
+        if count > 0 {
+            self.scan_host_arrays(inputs, &mut output, Some(&segments), unscanned)?;
         }
+        Ok(output)
+    }
+
+    /// Uploads `inputs`, scans them (by `segments`, when given) into `output`'s positions on the
+    /// default stream and copies the outputs back; waits. With `keep_unscanned`, `output` is
+    /// uploaded first, so the positions the scan does not write keep its values.
+    fn scan_host_arrays<I: HostInputs<Op::Input>>(
+        &mut self,
+        inputs: I,
+        output: &mut [Op::Output],
+        segments: Option<&HostSegments<'_>>,
+        keep_unscanned: bool,
+    ) -> Result<(), ScanError> {
+        let n = output.len();
+        let stream = self.scanner.gpu().default_stream();
         let uploaded = inputs.upload(&stream)?;
-        let device_segments = segments.upload(&stream)?;
-        // The outputs the scan does not cover (between strided rows) come from here.
-        let mut out_dev = stream
-            .clone_htod(&output)
-            .map_err(driver("copying the outputs between rows to the device"))?;
+        let uploaded_segments = segments.map(|s| s.upload(&stream)).transpose()?;
+        let device_segments = uploaded_segments.as_ref().map(|u| u.device());
+        let mut out_dev = if keep_unscanned {
+            stream
+                .clone_htod(output)
+                .map_err(driver("copying the unscanned outputs to the device"))?
+        } else {
+            // SAFETY: every output is written by the scan before it is read back.
+            unsafe { stream.alloc::<Op::Output>(n) }.map_err(alloc(
+                std::mem::size_of_val(output) as u64,
+                "the device copy of the result",
+            ))?
+        };
         {
             let (out_ptr, _write) = out_dev.device_ptr_mut(&stream);
             // SAFETY: the uploaded arrays hold `n` values each and `out_dev` `n` outputs, all
@@ -408,17 +408,16 @@ where
                     n as u64,
                     0,
                     0,
-                    Some(&device_segments.device()),
+                    device_segments.as_ref(),
                 )?
             };
         }
         stream
-            .memcpy_dtoh(&out_dev, &mut output)
+            .memcpy_dtoh(&out_dev, output)
             .map_err(driver("copying the result to the host"))?;
         stream
             .synchronize()
-            .map_err(driver("waiting for the scan to finish"))?;
-        Ok(output)
+            .map_err(driver("waiting for the scan to finish"))
     }
 
     /// Enqueues a fused scan of device input arrays into `output` on `stream` (no host
@@ -441,19 +440,12 @@ where
         let n = common_len(&inputs.lens())?;
         ScanError::check_lengths(n, output.len())?;
         check_value_sizes(&self.spec, &I::value_sizes())?;
+        extras.check_not_empty()?;
         let ScanExtras {
             init,
             total,
             segments,
         } = extras;
-        for (what, len) in [
-            ("init", init.as_ref().map(|b| b.len())),
-            ("total", total.as_ref().map(|b| b.len())),
-        ] {
-            if len == Some(0) {
-                return Err(ScanError::EmptyExtra { what });
-            }
-        }
         self.scanner.check_stream(stream)?;
         for s in inputs.streams() {
             self.scanner.check_stream(s)?;

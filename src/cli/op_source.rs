@@ -20,16 +20,24 @@ pub struct OpSource {
 }
 
 impl OpSource {
-    /// The `--file` operator as a CPU evaluator of its lowered IR.
-    pub fn evaluator(&self) -> Result<scan_lower::EvalOp, Box<dyn std::error::Error>> {
-        let path = self
-            .file
-            .as_ref()
-            .ok_or("the CPU evaluator runs operators from a file (--file FILE)")?;
+    /// The `--file` file parsed, and its path as errors show it; `missing` is the error
+    /// without `--file`.
+    fn parse_file(
+        &self,
+        missing: &str,
+    ) -> Result<(scan_lower::OpsFile, String), Box<dyn std::error::Error>> {
+        let path = self.file.as_ref().ok_or(missing)?;
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read operator file {}: {e}", path.display()))?;
         let shown = path.display().to_string();
         let file = scan_lower::parse_ops_file(&text).map_err(|e| e.render(&shown))?;
+        Ok((file, shown))
+    }
+
+    /// The `--file` operator as a CPU evaluator of its lowered IR.
+    pub fn evaluator(&self) -> Result<scan_lower::EvalOp, Box<dyn std::error::Error>> {
+        let (file, shown) =
+            self.parse_file("the CPU evaluator runs operators from a file (--file FILE)")?;
         Ok(file.evaluator(&self.op).map_err(|e| e.render(&shown))?)
     }
 
@@ -38,14 +46,9 @@ impl OpSource {
     pub fn resolve_with_transform(
         &self,
     ) -> Result<(OpSpec, Option<scan_core::TransformSpec>), Box<dyn std::error::Error>> {
-        let path = self
-            .file
-            .as_ref()
-            .ok_or("an operator with `fn lift`/`fn project` comes from a file (--file FILE)")?;
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read operator file {}: {e}", path.display()))?;
-        let shown = path.display().to_string();
-        let file = scan_lower::parse_ops_file(&text).map_err(|e| e.render(&shown))?;
+        let (file, shown) = self.parse_file(
+            "an operator with `fn lift`/`fn project` comes from a file (--file FILE)",
+        )?;
         Ok(file.op_transform(&self.op).map_err(|e| e.render(&shown))?)
     }
 
@@ -56,8 +59,10 @@ impl OpSource {
         gpu: &scangen::runtime::Gpu,
         opts: scangen::runtime::ScanOptions,
     ) -> Result<scangen::runtime::ByteScanner, Box<dyn std::error::Error>> {
-        let (spec, transform) = self.resolve_with_transform()?;
-        let identity = self.evaluator()?.identity()?;
+        let (file, shown) = self.parse_file("a GPU scan of an operator needs --file FILE")?;
+        let render = |e: scan_lower::FileError| e.render(&shown);
+        let (spec, transform) = file.op_transform(&self.op).map_err(render)?;
+        let identity = file.evaluator(&self.op).map_err(render)?.identity()?;
         Ok(gpu.byte_scanner(&spec, transform.as_ref(), &identity, opts)?)
     }
 
@@ -80,11 +85,8 @@ impl OpSource {
 
     pub fn resolve(&self) -> Result<OpSpec, Box<dyn std::error::Error>> {
         match &self.file {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read operator file {}: {e}", path.display()))?;
-                let shown = path.display().to_string();
-                let file = scan_lower::parse_ops_file(&text).map_err(|e| e.render(&shown))?;
+            Some(_) => {
+                let (file, shown) = self.parse_file("")?;
                 Ok(file.op_spec(&self.op).map_err(|e| e.render(&shown))?)
             }
             None => {

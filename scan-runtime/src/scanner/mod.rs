@@ -224,19 +224,12 @@ where
         O: DevicePtrMut<Op::Elem>,
     {
         ScanError::check_lengths(input.len(), output.len())?;
+        extras.check_not_empty()?;
         let ScanExtras {
             init,
             total,
             segments,
         } = extras;
-        for (what, len) in [
-            ("init", init.as_ref().map(|b| b.len())),
-            ("total", total.as_ref().map(|b| b.len())),
-        ] {
-            if len == Some(0) {
-                return Err(ScanError::EmptyExtra { what });
-            }
-        }
         let n = self
             .engine
             .check_segments(segments.as_ref(), input.len() as u64)?;

@@ -67,10 +67,11 @@ fn run_gpu(
     // Bytes per position the scan moves, split as a copy moves them (read + write).
     let moved: usize = input_sizes.iter().sum::<usize>() + output_size;
     let copy_bytes = moved.div_ceil(2);
-    let ty = if source.resolve_with_transform()?.1.is_some() {
+    let eval = source.evaluator()?;
+    let ty = if eval.has_transform() {
         format!("{input_sizes:?}B -> {output_size}B")
     } else {
-        source.evaluator()?.element().c_name().to_string()
+        eval.element().c_name().to_string()
     };
     let budget = (args.max_gib * (1u64 << 30) as f64) as u64;
     let max_n = sizes
@@ -87,9 +88,7 @@ fn run_gpu(
     let mut rng = Rng::new(0x5eed);
     let mut inputs: Vec<CudaSlice<u8>> = Vec::new();
     for &size in &input_sizes {
-        let host: Vec<u8> = (0..max_n as usize * size)
-            .map(|_| rng.next() as u8)
-            .collect();
+        let host = random_bytes(&mut rng, max_n as usize * size);
         inputs.push(
             stream
                 .clone_htod(&host)
@@ -149,7 +148,9 @@ fn run_gpu(
     Ok((gpu.backend_name(), rows))
 }
 
-/// The evaluator of the operator's IR on one CPU thread, beside a host copy.
+/// The evaluator of the operator's IR on one CPU thread, beside a host copy of as many bytes as
+/// the scan reads and writes per position. An operator with `lift`/`project` runs its fused
+/// scan of random input arrays (any bit pattern is an input); others scan sampled elements.
 fn run_cpu(
     args: &BenchArgs,
     sizes: &[u64],
@@ -157,100 +158,61 @@ fn run_cpu(
     let source = source_of(args)?;
     let op = &source.op;
     let eval = source.evaluator()?;
-    if eval.has_transform() {
-        return run_cpu_transform(args, sizes, op, &eval);
-    }
     let element = eval.element().clone();
-    let size = element.size();
-    let mut sampler = BitPatterns::new(element.clone());
+    let transform = eval.has_transform();
+    let (input_sizes, output_size, ty) = if transform {
+        let inputs: Vec<usize> = eval.input_layouts()?.iter().map(|l| l.size).collect();
+        let output = eval.output_layout()?.size;
+        let ty = format!("{inputs:?}B -> {output}B");
+        (inputs, output, ty)
+    } else {
+        (
+            vec![element.size()],
+            element.size(),
+            element.c_name().to_string(),
+        )
+    };
+    let copy_bytes = (input_sizes.iter().sum::<usize>() + output_size).div_ceil(2);
+    let mut sampler = BitPatterns::new(element);
     let mut rng = Rng::new(0x5eed);
     let mut progress = Progress::new(sizes.len());
     let mut rows = Vec::new();
     for &n in sizes {
         progress.step(&format!("cpu evaluator {op} n={n}"));
-        let bytes = n.saturating_mul(size as u64);
-        if n == 0 || 2 * bytes > (args.max_gib * (1u64 << 30) as f64) as u64 {
-            continue;
-        }
-        let mut input = Vec::with_capacity(bytes as usize);
-        for _ in 0..n {
-            input.extend(sampler.sample(&mut rng));
-        }
-        let mut output = input.clone();
-        // The evaluator walks the IR: a few million elements a second, so few repetitions.
-        let reps = args.reps.clamp(1, 3);
-        let (mut copy, mut scan) = (Vec::new(), Vec::new());
-        for _ in 0..reps {
-            let t = Instant::now();
-            output.copy_from_slice(&input);
-            copy.push(t.elapsed().as_secs_f64() * 1e3);
-            let t = Instant::now();
-            eval.scan(&input, &mut output, args.exclusive, 0, &mut |_| {})?;
-            scan.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-        rows.push(BenchRow {
-            algorithm: "cpu-evaluator".into(),
-            op: op.clone(),
-            ty: element.c_name().to_string(),
-            mode: if args.exclusive {
-                "exclusive"
-            } else {
-                "inclusive"
-            }
-            .into(),
-            n,
-            elem_bytes: size,
-            scan_ms: median(&mut scan),
-            copy_ms: median(&mut copy),
-        });
-    }
-    Ok((
-        "CPU, the evaluator of the operator's IR (one thread)".into(),
-        rows,
-    ))
-}
-
-/// [`run_cpu`] for an operator with `lift`/`project`: the evaluator's fused scan of random input
-/// arrays (any bit pattern is an input), beside a host copy of as many bytes as it reads and
-/// writes per position.
-fn run_cpu_transform(
-    args: &BenchArgs,
-    sizes: &[u64],
-    op: &str,
-    eval: &scangen::lower::EvalOp,
-) -> Result<(String, Vec<BenchRow>), Box<dyn std::error::Error>> {
-    let input_sizes: Vec<usize> = eval.input_layouts()?.iter().map(|l| l.size).collect();
-    let output_size = eval.output_layout()?.size;
-    let copy_bytes = (input_sizes.iter().sum::<usize>() + output_size).div_ceil(2);
-    let mut rng = Rng::new(0x5eed);
-    let mut progress = Progress::new(sizes.len());
-    let mut rows = Vec::new();
-    for &n in sizes {
-        progress.step(&format!("cpu evaluator {op} (lift, scan, project) n={n}"));
         let bytes = n.saturating_mul(copy_bytes as u64);
         if n == 0 || 2 * bytes > (args.max_gib * (1u64 << 30) as f64) as u64 {
             continue;
         }
-        let arrays: Vec<Vec<u8>> = input_sizes
-            .iter()
-            .map(|&size| (0..n as usize * size).map(|_| rng.next() as u8).collect())
-            .collect();
+        let arrays: Vec<Vec<u8>> = if transform {
+            input_sizes
+                .iter()
+                .map(|&size| random_bytes(&mut rng, n as usize * size))
+                .collect()
+        } else {
+            vec![(0..n).flat_map(|_| sampler.sample(&mut rng)).collect()]
+        };
         let views: Vec<&[u8]> = arrays.iter().map(|a| a.as_slice()).collect();
+        let mut output = vec![0u8; n as usize * output_size];
         let source = vec![1u8; bytes as usize];
         let mut target = vec![0u8; bytes as usize];
+        // The evaluator walks the IR: a few million elements a second, so few repetitions.
         let (mut copy, mut scan) = (Vec::new(), Vec::new());
         for _ in 0..args.reps.clamp(1, 3) {
             let t = Instant::now();
             target.copy_from_slice(&source);
             copy.push(t.elapsed().as_secs_f64() * 1e3);
             let t = Instant::now();
-            std::hint::black_box(eval.transform_scan(&views, args.exclusive)?);
+            if transform {
+                std::hint::black_box(eval.transform_scan(&views, args.exclusive)?);
+            } else {
+                eval.scan(views[0], &mut output, args.exclusive, 0, &mut |_| {})?;
+            }
             scan.push(t.elapsed().as_secs_f64() * 1e3);
         }
         rows.push(BenchRow {
             algorithm: "cpu-evaluator".into(),
-            op: op.to_string(),
-            ty: format!("{input_sizes:?}B -> {output_size}B"),
+            op: op.clone(),
+            ty: ty.clone(),
             mode: if args.exclusive {
                 "exclusive"
             } else {
@@ -267,4 +229,9 @@ fn run_cpu_transform(
         "CPU, the evaluator of the operator's IR (one thread)".into(),
         rows,
     ))
+}
+
+/// `len` random bytes: benchmark inputs, where any bit pattern is a valid value.
+fn random_bytes(rng: &mut Rng, len: usize) -> Vec<u8> {
+    (0..len).map(|_| rng.next() as u8).collect()
 }
