@@ -16,6 +16,10 @@ steps="${*:-suite sanitize bench cub}"
 has() { [[ " $steps " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$out/device.txt"
 tool=.gpu/bin/tools/scangen
+# Executables travel gzipped (build-gpu-bundle.sh's shrink); steps below may run before run-all.sh.
+for gz in .gpu/bin/tests/*.gz .gpu/bin/tools/*.gz; do
+  [ -e "$gz" ] && gunzip -f "$gz"
+done
 
 if has suite; then
   .gpu/run-all.sh 2>&1 | tee "$out/suite.log" | grep -E "^(=== |gpu suite|test result|run-all|.*FAILED|.*panicked)" 
