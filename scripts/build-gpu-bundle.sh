@@ -146,14 +146,11 @@ for cub in "$root/../shared/bench/cub_scan.cu" "$root/shared/bench/cub_scan.cu";
   fi
 done
 
-cat >"$bundle/run-all.sh" <<'RUNALL'
-#!/usr/bin/env bash
-# Runs every test executable of this bundle (with --include-ignored: GPU tests are ignored by
-# default, and fail here, loudly, if the GPU or NVRTC is missing) and every
-# extra tool, then prints one summary. Needs the NVIDIA driver and NVRTC; no Rust toolchain.
-set -uo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-
+cat >"$bundle/env.sh" <<'ENVSH'
+# Source this on the GPU machine (run-all.sh and scripts/device-session.sh do): finds NVRTC, NCCL
+# and the CUDA libraries the bundle's executables load, links them under the names cudarc asks
+# for, and sets the variables the tests read. No Rust toolchain needed.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # --- Find NVRTC -------------------------------------------------------------------------------
 # cudarc (built for CUDA 12) dlopens libnvrtc.so, libnvrtc.so.12, ...: not libnvrtc.so.13.
 find_nvrtc() {
@@ -194,8 +191,10 @@ if [ -z "$nvrtc" ]; then
   echo "run-all: libnvrtc not found (set CUDA_HOME or LD_LIBRARY_PATH to the CUDA lib directory)" >&2
 else
   nvrtc_dir="$(dirname "$(readlink -f "$nvrtc")")"
-  shim="$(mktemp -d)"
-  trap 'rm -rf "$shim"' EXIT
+  # A fixed directory inside the bundle (not a temporary one), so that every later step of
+  # a session that sources this file finds it.
+  shim="$here/shim"
+  rm -rf "$shim" && mkdir -p "$shim"
   # A libnvrtc.so cudarc will find, pointing at whatever version is installed; the real
   # directory follows on the path for libnvrtc-builtins.
   ln -s "$(readlink -f "$nvrtc")" "$shim/libnvrtc.so"
@@ -234,6 +233,20 @@ export SCANGEN_REQUIRE_NVRTC=1
 [ -x "$here/bin/tools/scangen" ] && export SCANGEN_BIN="$here/bin/tools/scangen"
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
+ENVSH
+cat >"$bundle/run-all.sh" <<'RUNALL'
+#!/usr/bin/env bash
+# Runs every test executable of this bundle (with --include-ignored: GPU tests are ignored by
+# default, and fail here, loudly, if the GPU or NVRTC is missing) and every
+# extra tool, then prints one summary. Needs the NVIDIA driver and NVRTC; no Rust toolchain.
+#   SCANGEN_RUN_ONLY="fused gpu_file_ops"  only these test executables (default: all)
+#   SCANGEN_RUN_TIMEOUT=300                 seconds each executable may run (default: no limit)
+#   SCANGEN_RUN_TOOLS=0                     skip the extra tools
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=/dev/null
+. "$here/env.sh"
+
 # --- Run ----------------------------------------------------------------------------------------
 # Large executables came gzipped (build-gpu-bundle.sh's shrink).
 for gz in "$here"/bin/tests/*.gz "$here"/bin/tools/*.gz; do
@@ -246,9 +259,12 @@ mkdir -p "$log_dir"
 for exe in "$here"/bin/tests/*; do
   [ -x "$exe" ] || continue
   name="$(basename "$exe")"
+  if [ -n "${SCANGEN_RUN_ONLY:-}" ] && [[ " $SCANGEN_RUN_ONLY " != *" $name "* ]]; then continue; fi
   echo "=== $name ($*)"
   start=$(date +%s)
-  "$exe" --include-ignored --test-threads=1 --nocapture "$@" 2>&1 | tee "$log_dir/$name.log"
+  limit=()
+  [ -n "${SCANGEN_RUN_TIMEOUT:-}" ] && limit=(timeout "$SCANGEN_RUN_TIMEOUT")
+  "${limit[@]}" "$exe" --include-ignored --test-threads=1 --nocapture "$@" 2>&1 | tee "$log_dir/$name.log"
   rc=${PIPESTATUS[0]}
   secs=$(( $(date +%s) - start ))
   [ "$rc" -eq 0 ] || status=1
@@ -256,6 +272,7 @@ for exe in "$here"/bin/tests/*; do
 done
 while IFS=$'\t' read -r name args; do
   [ -n "$name" ] || continue
+  [ "${SCANGEN_RUN_TOOLS:-1}" = 0 ] && continue
   echo "=== $name $args"
   # shellcheck disable=SC2086
   "$here/bin/tools/$name" $args 2>&1 | tee "$log_dir/$name.log"

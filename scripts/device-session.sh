@@ -4,7 +4,8 @@
 # baseline, in one go. Results go to $OUT (or ./device-out).
 #   scripts/device-session.sh [suite] [sanitize] [bench] [cub] [sizes] [cub-sizes] [cold]
 #                             [fused] [file-ops] [sharded] [halves]
-#   (default: the first four)
+#   (default: the first four; `suite` honours run-all.sh's SCANGEN_RUN_ONLY, SCANGEN_RUN_TIMEOUT
+#   and SCANGEN_RUN_TOOLS)
 # Extra binaries the later steps run are bundled with SCANGEN_BUNDLE_BINARIES, e.g.
 #   SCANGEN_BUNDLE_BINARIES=$'--example fused_bench|\n--example reduce_bench|' (fused) or
 #   $'--features nccl --example sharded_bench|' (sharded, on nvidia-h200-x2).
@@ -20,6 +21,10 @@ tool=.gpu/bin/tools/scangen
 for gz in .gpu/bin/tests/*.gz .gpu/bin/tools/*.gz; do
   [ -e "$gz" ] && gunzip -f "$gz"
 done
+# NVRTC, NCCL and the CUDA libraries under the names cudarc loads (the bundle's env.sh), for the
+# tools every step below runs.
+# shellcheck source=/dev/null
+. .gpu/env.sh
 
 if has suite; then
   .gpu/run-all.sh 2>&1 | tee "$out/suite.log" | grep -E "^(=== |gpu suite|test result|run-all|.*FAILED|.*panicked)" 

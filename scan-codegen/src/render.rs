@@ -58,6 +58,9 @@ impl GeneratedScan {
     pub const SINGLE_PASS_KERNEL: &'static str = "scangen_single_pass";
     /// `scangen_reduce_tiles(const T* in, T* tile_totals, unsigned long long n)`
     pub const REDUCE_TILES_KERNEL: &'static str = "scangen_reduce_tiles";
+    /// `scangen_reduce_spine(const T* in, T* tile_totals, unsigned long long n)`: the same for
+    /// the levels of tile totals, which are in scan order already (forward, contiguous, `T`).
+    pub const REDUCE_SPINE_KERNEL: &'static str = "scangen_reduce_spine";
     /// `scangen_scan_tiles(const T* in, T* out, unsigned long long n, const T* tile_prefixes, const T* init, T* total)`
     pub const SCAN_TILES_KERNEL: &'static str = "scangen_scan_tiles";
     /// `scangen_scan_spine(const T* in, T* out, unsigned long long n, const T* tile_prefixes)`
@@ -120,6 +123,7 @@ impl GeneratedScan {
             Algorithm::SinglePass => &[Self::SINGLE_PASS_KERNEL],
             _ => &[
                 Self::REDUCE_TILES_KERNEL,
+                Self::REDUCE_SPINE_KERNEL,
                 Self::SCAN_TILES_KERNEL,
                 Self::SCAN_SPINE_KERNEL,
             ],

@@ -5,6 +5,7 @@ use scan_codegen::GeneratedScan;
 
 pub const SINGLE_PASS_KERNEL: &str = GeneratedScan::SINGLE_PASS_KERNEL;
 pub const REDUCE_TILES_KERNEL: &str = GeneratedScan::REDUCE_TILES_KERNEL;
+pub const REDUCE_SPINE_KERNEL: &str = GeneratedScan::REDUCE_SPINE_KERNEL;
 pub const SCAN_TILES_KERNEL: &str = GeneratedScan::SCAN_TILES_KERNEL;
 pub const SCAN_SPINE_KERNEL: &str = GeneratedScan::SCAN_SPINE_KERNEL;
 

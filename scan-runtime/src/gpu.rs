@@ -66,13 +66,9 @@ pub(crate) struct LoadedScan {
     pub(crate) generated: GeneratedScan,
     _module: Arc<CudaModule>,
     /// Indexed by `Kernel as usize`; only the algorithm's entries are present.
-    functions: [Option<CudaFunction>; 4],
+    functions: [Option<CudaFunction>; 5],
     /// The most local memory (bytes per thread) any of the kernels uses.
     pub(crate) local_bytes: u32,
-    /// For a fused hierarchical module: the plain module of the same op and tile, whose
-    /// `ReduceTiles` reduces the upper levels. (The fused `ReduceTiles` lifts the input arrays,
-    /// so it reads level 0 only; the upper levels hold elements. Needed from 3 levels on.)
-    levels: Option<Arc<LoadedScan>>,
 }
 
 impl LoadedScan {
@@ -80,20 +76,6 @@ impl LoadedScan {
         self.functions[kernel as usize]
             .as_ref()
             .expect("the plan only uses the algorithm's kernels")
-    }
-
-    /// The function that runs `launch`: the level reduction of a fused module comes from its
-    /// plain sibling.
-    pub(crate) fn function_for(&self, launch: &crate::launch_plan::Launch) -> &CudaFunction {
-        match &self.levels {
-            Some(plain)
-                if launch.kernel == Kernel::ReduceTiles
-                    && launch.input != crate::launch_plan::Buffer::Input =>
-            {
-                plain.function(Kernel::ReduceTiles)
-            }
-            _ => self.function(launch.kernel),
-        }
     }
 }
 
@@ -305,7 +287,12 @@ impl Gpu {
         // the occupancy the cap buys. Then build again with a looser cap. The loaded function's
         // local memory size is the authority (NVRTC's log does not reliably carry ptxas's report).
         let kernels: &[Kernel] = if key.algorithm.is_hierarchical() {
-            &[Kernel::ReduceTiles, Kernel::ScanTiles, Kernel::ScanSpine]
+            &[
+                Kernel::ReduceTiles,
+                Kernel::ReduceSpine,
+                Kernel::ScanTiles,
+                Kernel::ScanSpine,
+            ]
         } else {
             &[Kernel::SinglePass]
         };
@@ -332,7 +319,7 @@ impl Gpu {
                 .ctx
                 .load_module(image.to_loadable())
                 .map_err(driver("loading the compiled module"))?;
-            let mut functions: [Option<CudaFunction>; 4] = Default::default();
+            let mut functions: [Option<CudaFunction>; 5] = Default::default();
             let mut local_bytes = 0;
             for &kernel in kernels {
                 let function = module
@@ -358,30 +345,11 @@ impl Gpu {
             }
         };
         tracing::debug!(policy = ?generated.policy, local_bytes, "module loaded");
-        let levels = match &key.transform {
-            Some(_) if key.algorithm.is_hierarchical() => {
-                let plain = self.load(ModuleKey {
-                    transform: None,
-                    ..key.clone()
-                })?;
-                if crate::abi::tile_items(&plain.generated) != crate::abi::tile_items(&generated) {
-                    return Err(ScanError::Codegen(CodegenError::InvalidVariant(format!(
-                        "the plain module for a fused scan's upper levels has another tile ({} \
-                         items, the fused one {})",
-                        crate::abi::tile_items(&plain.generated),
-                        crate::abi::tile_items(&generated)
-                    ))));
-                }
-                Some(plain)
-            }
-            _ => None,
-        };
         let loaded = Arc::new(LoadedScan {
             generated,
             _module: module,
             functions,
             local_bytes: local_bytes.max(0) as u32,
-            levels,
         });
         let mut modules = self.inner.modules.lock().expect("module cache poisoned");
         Ok(modules.entry(key).or_insert(loaded).clone())

@@ -24,8 +24,12 @@ pub enum Buffer {
 pub enum Kernel {
     /// `scangen_single_pass`: the whole scan in one launch (decoupled look-back).
     SinglePass,
-    /// `scangen_reduce_tiles`: one total per tile, into the next hierarchy level.
+    /// `scangen_reduce_tiles`: one total per tile of the input (in the scan's order), into
+    /// level 1.
     ReduceTiles,
+    /// `scangen_reduce_spine`: one total per tile of a level of tile totals (always forward),
+    /// into the next level.
+    ReduceSpine,
     /// `scangen_scan_tiles`: the final pass, scanning each tile of the input in the user's
     /// mode, seeded with its tile prefix.
     ScanTiles,
@@ -39,6 +43,7 @@ impl Kernel {
         match self {
             Kernel::SinglePass => crate::abi::SINGLE_PASS_KERNEL,
             Kernel::ReduceTiles => crate::abi::REDUCE_TILES_KERNEL,
+            Kernel::ReduceSpine => crate::abi::REDUCE_SPINE_KERNEL,
             Kernel::ScanTiles => crate::abi::SCAN_TILES_KERNEL,
             Kernel::ScanSpine => crate::abi::SCAN_SPINE_KERNEL,
         }
@@ -170,7 +175,13 @@ fn plan_launches(algorithm: Algorithm, n: u64, tile: u64) -> Result<LaunchPlan, 
     }
     for (l, &len) in lens[..k].iter().enumerate() {
         launches.push(Launch {
-            kernel: Kernel::ReduceTiles,
+            // The input is read in the scan's order (a suffix scan's from the end); the levels
+            // above hold totals in that order already.
+            kernel: if l == 0 {
+                Kernel::ReduceTiles
+            } else {
+                Kernel::ReduceSpine
+            },
             input: buffer(l),
             output: Buffer::Level(l + 1),
             n: len,
@@ -251,13 +262,16 @@ mod tests {
     }
 
     /// Runs a plan with CPU versions of the ABI's kernels, exactly as ARCHITECTURE.md
-    /// specifies them. `in_place` aliases output to input, as the GPU would.
+    /// specifies them. `in_place` aliases output to input, as the GPU would. `reverse`: the
+    /// kernels that read the caller's buffers (`reduce_tiles`, `scan_tiles`) see them last to
+    /// first, as a suffix scan's layout makes them; the spine kernels see levels as stored.
     fn simulate(
         plan: &LaunchPlan,
         input: &[E],
         tile: usize,
         mode: ScanMode,
         in_place: bool,
+        reverse: bool,
     ) -> Vec<E> {
         let mut io = vec![input.to_vec(), vec![(0, 0); input.len()]];
         let out_slot = if in_place { 0 } else { 1 };
@@ -275,8 +289,12 @@ mod tests {
         };
         for launch in &plan.launches {
             let n = launch.n as usize;
-            let src = read(launch.input, &io, &levels);
+            let mut src = read(launch.input, &io, &levels);
             assert!(src.len() >= n);
+            let scan_layout = matches!(launch.kernel, Kernel::ReduceTiles | Kernel::ScanTiles);
+            if reverse && scan_layout {
+                src[..n].reverse();
+            }
             let prefixes = launch.prefixes.map(|p| read(p, &io, &levels));
             let tiles = n.div_ceil(tile);
             assert_eq!(
@@ -288,7 +306,7 @@ mod tests {
                 let chunk = &src[b * tile..((b + 1) * tile).min(n)];
                 let seed = prefixes.as_ref().map_or(identity(), |p| p[b]);
                 match launch.kernel {
-                    Kernel::ReduceTiles => {
+                    Kernel::ReduceTiles | Kernel::ReduceSpine => {
                         result.push(chunk.iter().fold(identity(), |a, &x| combine(a, x)))
                     }
                     Kernel::ScanTiles => {
@@ -297,6 +315,9 @@ mod tests {
                     Kernel::ScanSpine => result.extend(tile_scan(chunk, seed, true)),
                     Kernel::SinglePass => unreachable!(),
                 }
+            }
+            if reverse && launch.kernel == Kernel::ScanTiles {
+                result.reverse();
             }
             match launch.output {
                 Buffer::Input => unreachable!("nothing writes the input"),
@@ -319,10 +340,18 @@ mod tests {
             .collect()
     }
 
-    fn sequential(input: &[E], mode: ScanMode) -> Vec<E> {
-        tile_scan(input, identity(), mode == ScanMode::Exclusive)
+    fn sequential(input: &[E], mode: ScanMode, reverse: bool) -> Vec<E> {
+        if !reverse {
+            return tile_scan(input, identity(), mode == ScanMode::Exclusive);
+        }
+        let backwards: Vec<E> = input.iter().rev().copied().collect();
+        let mut scanned = tile_scan(&backwards, identity(), mode == ScanMode::Exclusive);
+        scanned.reverse();
+        scanned
     }
 
+    /// Forward and suffix scans, from one level to five (tile 2, n = 1000). A suffix scan
+    /// catches a plan that reads a level of totals through the scan's reversing layout.
     #[test]
     fn hierarchical_plans_compute_the_scan() {
         for tile in [2usize, 3, 4, 8] {
@@ -332,13 +361,15 @@ mod tests {
                 let plan = plan(Algorithm::Blelloch, n as u64, tile as u64).unwrap();
                 for mode in ScanMode::ALL {
                     for in_place in [false, true] {
-                        let input = inputs(n);
-                        let got = simulate(&plan, &input, tile, mode, in_place);
-                        assert_eq!(
-                            got,
-                            sequential(&input, mode),
-                            "n={n} tile={tile} {mode} in_place={in_place}"
-                        );
+                        for reverse in [false, true] {
+                            let input = inputs(n);
+                            let got = simulate(&plan, &input, tile, mode, in_place, reverse);
+                            assert_eq!(
+                                got,
+                                sequential(&input, mode, reverse),
+                                "n={n} tile={tile} {mode} in_place={in_place} reverse={reverse}"
+                            );
+                        }
                     }
                 }
             }
@@ -374,7 +405,7 @@ mod tests {
         use Kernel::*;
         assert_eq!(
             kernels,
-            [ReduceTiles, ReduceTiles, ScanSpine, ScanSpine, ScanTiles]
+            [ReduceTiles, ReduceSpine, ScanSpine, ScanSpine, ScanTiles]
         );
         assert_eq!(big.launches[2].grid, 1, "the top level is one block");
         assert_eq!(big.launches[3].prefixes, Some(Buffer::Level(2)));

@@ -330,9 +330,16 @@ where
         let levels = plan.lens.len();
         for l in 0..levels - 1 {
             let (src, dst, count) = (level(l), level(l + 1), plan.lens[l]);
+            // Level 0 is the input (lifted from the input arrays by a fused reduction); the
+            // levels above hold totals.
+            let kernel = if l == 0 {
+                Kernel::ReduceTiles
+            } else {
+                Kernel::ReduceSpine
+            };
             let mut args = match lifted {
                 Some((module, inputs)) if l == 0 => {
-                    let mut args = stream.launch_builder(module.function(Kernel::ReduceTiles));
+                    let mut args = stream.launch_builder(module.function(kernel));
                     // reduce_tiles(const I0* in0, ..., T* tile_totals, u64 n): the lift reads
                     // every input array where a plain reduction reads `in`.
                     for ptr in inputs {
@@ -341,17 +348,18 @@ where
                     args
                 }
                 _ => {
-                    let mut args = stream.launch_builder(self.loaded.function(Kernel::ReduceTiles));
+                    let mut args = stream.launch_builder(self.loaded.function(kernel));
                     args.arg(&src);
                     args
                 }
             };
             args.arg(&dst).arg(&count);
-            // SAFETY: reduce_tiles(const T* in, T* tile_totals, u64 n): `src` holds `count`
-            // elements, `dst` ceil(count / tile) (the plan sized the scratch), grid checked.
+            // SAFETY: reduce_tiles/reduce_spine(const T* in, T* tile_totals, u64 n): `src` holds
+            // `count` elements, `dst` ceil(count / tile) (the plan sized the scratch), grid
+            // checked.
             unsafe { args.launch(config(count.div_ceil(self.tile))) }.map_err(|source| {
                 ScanError::Launch {
-                    kernel: Kernel::ReduceTiles.name(),
+                    kernel: kernel.name(),
                     source,
                 }
             })?;

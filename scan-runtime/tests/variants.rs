@@ -336,6 +336,9 @@ fn reverse_scans_on_every_algorithm() {
                     997,
                     65_537,
                     40 * tile + 3,
+                    // Three hierarchy levels: the level of tile totals is reduced again,
+                    // forward, though the scan runs backwards.
+                    tile * tile + 3,
                 ] {
                     let input = random_values::<Op::Elem>(&mut rng, n);
                     let init = random_values::<Op::Elem>(&mut rng, 1)[0];

@@ -400,7 +400,7 @@ impl ScanEngine {
         };
         let block = generated.policy.block_threads;
         for launch in &plan.launches {
-            let function = loaded.function_for(launch);
+            let function = loaded.function(launch.kernel);
             let (src, dst, count) = (pointer(launch.input), pointer(launch.output), launch.n);
             let prefixes: CUdeviceptr = launch.prefixes.map_or(0, pointer);
             let config = LaunchConfig {
@@ -442,7 +442,7 @@ impl ScanEngine {
                         }
                     }
                 }
-                Kernel::ReduceTiles => {}
+                Kernel::ReduceTiles | Kernel::ReduceSpine => {}
                 Kernel::ScanTiles => {
                     args.arg(&prefixes).arg(&seeds.init).arg(&seeds.total);
                 }

@@ -144,7 +144,11 @@ pub fn random(
         }
         _ => {
             let v: Vec<f64> = (0..n).map(|_| func.sample(dtype, rng)).collect();
-            Tensor::from_vec(v, dims, device)?.to_dtype(dtype)?
+            // Converted on the host: candle's CUDA `to_dtype` launches an empty grid for an
+            // empty tensor, which the driver rejects (CUDA_ERROR_INVALID_VALUE).
+            Tensor::from_vec(v, dims, &Device::Cpu)?
+                .to_dtype(dtype)?
+                .to_device(device)?
         }
     };
     Ok(t)
