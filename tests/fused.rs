@@ -896,6 +896,8 @@ fn gpu_segmented_transform_scans_match_loops() {
         let (a, b) = recur_input(&mut rng, n);
         let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
         for (name, segments, rule) in data.cases() {
+            // Progress with times, so that a run stopped at its time limit says where it was.
+            let started = std::time::Instant::now();
             for mode in ScanMode::ALL {
                 for reverse in [false, true] {
                     let o = options(mode, reverse, Algorithm::SinglePass).segmented(rule);
@@ -924,6 +926,7 @@ fn gpu_segmented_transform_scans_match_loops() {
                     cases += 3;
                 }
             }
+            println!("fused segmented {name} n={n}: {:.2?}", started.elapsed());
         }
     }
     // The device API: flags in the extras, and the flags of another rule refused.

@@ -48,11 +48,58 @@ pub fn smem_padding(elem_size: usize, items_per_thread: u32) -> (u32, u32) {
             (0, 0)
         };
     }
+    match stage_padding(elem_size, items_per_thread) {
+        0 => (0, 0),
+        every => (every, 1),
+    }
+}
+
+/// One value of padding after every how many values (0: none) when values of `size` bytes,
+/// unpacked, move between warp-striped and blocked order ([`smem_padding`]'s rule for unpacked
+/// elements; also the fused exchange's rule for each input array and the output).
+pub fn stage_padding(size: usize, items_per_thread: u32) -> u32 {
     let pow2_items = items_per_thread >= 2 && items_per_thread.is_power_of_two();
-    if pow2_items && elem_size.is_power_of_two() && elem_size <= BANK_ROW_BYTES / 2 {
-        ((BANK_ROW_BYTES / elem_size) as u32, 1)
+    if pow2_items && size.is_power_of_two() && size <= BANK_ROW_BYTES / 2 {
+        (BANK_ROW_BYTES / size) as u32
     } else {
-        (0, 0)
+        0
+    }
+}
+
+/// Bytes of one warp's slice of a fused scan's tile exchange (scan-codegen/templates/fused.cu.tera):
+/// room for a warp's share of the widest staged array (each input array's values, then the
+/// output's), padded by [`stage_padding`], rounded up to 16 bytes so every slice is aligned for
+/// any value.
+pub fn fused_warp_bytes(items_per_thread: u32, staged_sizes: &[usize]) -> u32 {
+    let warp_items = 32 * items_per_thread;
+    let bytes = staged_sizes
+        .iter()
+        .map(|&size| {
+            let every = stage_padding(size, items_per_thread);
+            smem_index(warp_items - 1, (every, u32::from(every > 0))) as usize * size + size
+        })
+        .max()
+        .unwrap_or(0);
+    bytes.div_ceil(16) as u32 * 16
+}
+
+/// Elements of the tile transpose buffer of a fused scan: room for the warps' slices of the
+/// fused exchange ([`fused_warp_bytes`]), and for the plain tile where a kernel of the module
+/// still exchanges elements (the hierarchy's spine kernels scan levels of elements; the
+/// single-pass kernel only exchanges the arrays' own values).
+pub fn fused_smem_tile_elems(
+    policy: &TuningPolicy,
+    algorithm: Algorithm,
+    elem_size: usize,
+    staged_sizes: &[usize],
+) -> u32 {
+    let warps = policy.block_threads / 32;
+    let needed = (warps * fused_warp_bytes(policy.items_per_thread, staged_sizes)) as usize;
+    let fused = needed.div_ceil(elem_size) as u32;
+    if algorithm == Algorithm::SinglePass {
+        fused
+    } else {
+        fused.max(smem_tile_elems(policy, elem_size))
     }
 }
 

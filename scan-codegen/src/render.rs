@@ -488,11 +488,26 @@ fn render_scan(
         // The L2 prefetch asks for a tile's bytes as one contiguous range; strided rows have none.
         policy.l2_prefetch_tiles = 0;
     }
+    // A fused scan's exchange stages the input arrays and the output in the transpose buffer,
+    // which grows if one of them needs more room than the elements.
+    let staged_sizes: Option<Vec<usize>> = transform.map(|t| {
+        t.inputs
+            .iter()
+            .chain([&t.output])
+            .map(ElementType::size)
+            .collect()
+    });
+    let plain_tile_elems = layout::smem_tile_elems(&policy, elem_size);
+    let tile_elems = staged_sizes.as_ref().map_or(plain_tile_elems, |sizes| {
+        layout::fused_smem_tile_elems(&policy, algorithm, elem_size, sizes)
+    });
     let smem = if columns {
         layout::column_shared_bytes(&policy, elem_size, elem_align)
     } else {
         layout::static_shared_bytes(&policy, algorithm, elem_size, elem_align)
             + layout::variant_shared_bytes(&policy, variant, elem_size, scanned_size)
+            + u64::from(tile_elems) * elem_size as u64
+            - u64::from(plain_tile_elems) * elem_size as u64
     };
     if smem > TuningPolicy::MAX_STATIC_SHARED_BYTES {
         return Err(CodegenError::InvalidPolicy(format!(
@@ -579,7 +594,7 @@ fn render_scan(
         },
     );
 
-    insert_io(&mut ctx, op, transform);
+    insert_io(&mut ctx, op, transform, policy.items_per_thread);
 
     ctx.insert("block_threads", &policy.block_threads);
     ctx.insert("items_per_thread", &policy.items_per_thread);
@@ -596,9 +611,12 @@ fn render_scan(
     ctx.insert("pad_every", &pad_every);
     ctx.insert("pad_elems", &pad_elems);
     ctx.insert("bank_row_bytes", &layout::BANK_ROW_BYTES);
+    ctx.insert("smem_tile_elems", &tile_elems);
+    // A fused single-pass kernel exchanges only the arrays' own values (fused.cu.tera checks
+    // that its slices fit); every other kernel exchanges elements through the whole tile.
     ctx.insert(
-        "smem_tile_elems",
-        &layout::smem_tile_elems(&policy, elem_size),
+        "tile_exchanges_elements",
+        &(transform.is_none() || algorithm != Algorithm::SinglePass),
     );
 
     let leaves = layout::blelloch_leaves(policy.block_threads);
@@ -650,7 +668,12 @@ fn render_scan(
 
 /// The kernels' array parameters (`in_params`, `out_param`), the lines that wrap them for the
 /// tile code (`in_setup`, `out_setup`), and the fused section's values.
-fn insert_io(ctx: &mut tera::Context, op: &OpSpec, transform: Option<&TransformSpec>) {
+fn insert_io(
+    ctx: &mut tera::Context,
+    op: &OpSpec,
+    transform: Option<&TransformSpec>,
+    items_per_thread: u32,
+) {
     let Some(t) = transform else {
         ctx.insert("fused", &false);
         ctx.insert("in_params", "const V* in");
@@ -694,6 +717,21 @@ fn insert_io(ctx: &mut tera::Context, op: &OpSpec, transform: Option<&TransformS
     ctx.insert("fused_output_size", &t.output.size());
     let sizes: Vec<usize> = t.inputs.iter().map(|i| i.size()).collect();
     ctx.insert("fused_input_sizes", &sizes);
+    // The tile exchange stages each input array, then the output, in its own type.
+    let pads: Vec<u32> = sizes
+        .iter()
+        .map(|&size| layout::stage_padding(size, items_per_thread))
+        .collect();
+    ctx.insert("fused_input_pads", &pads);
+    ctx.insert(
+        "fused_output_pad",
+        &layout::stage_padding(t.output.size(), items_per_thread),
+    );
+    let staged: Vec<usize> = sizes.iter().copied().chain([t.output.size()]).collect();
+    ctx.insert(
+        "fused_warp_bytes",
+        &layout::fused_warp_bytes(items_per_thread, &staged),
+    );
     ctx.insert("lift_body", &indent_body(&t.lift_body));
     ctx.insert("project_param", &t.project_param);
     ctx.insert("project_body", &indent_body(&t.project_body));
@@ -784,7 +822,7 @@ mod tests {
         assert_eq!(g.kernel_names(), &["scangen_single_pass"]);
         let h = generate(&spec, Algorithm::Blelloch, ScanMode::Inclusive, p).unwrap();
         assert_eq!(h.tile_state_bytes(3), 0);
-        assert_eq!(h.kernel_names().len(), 3);
+        assert_eq!(h.kernel_names().len(), 4);
         assert_eq!(h.spine_levels(512), Vec::<u64>::new());
         assert_eq!(h.spine_levels(513), vec![2]);
         assert_eq!(h.spine_levels(512 * 512 + 1), vec![513, 2]);

@@ -389,6 +389,10 @@ pub fn check_all(device: &Device) -> Result<usize> {
                 continue;
             }
             let seed = (f * 16 + k) as u64;
+            // Progress with times: most of a first run is compiling each shape's kernels, and a
+            // run stopped at its time limit should say how far it got.
+            let started = std::time::Instant::now();
+            let before = count;
             for (case, t, dims) in cases(*func, dtype, seed, device)? {
                 for dim in dims {
                     for opts in MODES {
@@ -397,6 +401,11 @@ pub fn check_all(device: &Device) -> Result<usize> {
                     }
                 }
             }
+            println!(
+                "{func:?} {dtype:?}: {} comparisons in {:.2?}",
+                count - before,
+                started.elapsed()
+            );
         }
     }
     Ok(count)
