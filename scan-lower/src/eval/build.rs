@@ -96,7 +96,7 @@ impl OpsFile {
                 elem,
                 elem_rust,
                 structs: defs,
-                module: Rc::new(module_items),
+                module: module_items,
                 combine_params,
                 combine,
                 identity,

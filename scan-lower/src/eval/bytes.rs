@@ -28,29 +28,29 @@ pub(crate) fn decode(ty: &Target, bytes: &[u8], offset: usize) -> Value {
         // Any non-zero byte reads as `true` (a buffer from elsewhere may hold other bytes;
         // C++ reads them as true too).
         Target::Bool => Value::Bool(bytes[offset] != 0),
-        Target::Struct(d) => Value::Struct(
-            d.clone(),
-            d.fields
-                .iter()
-                .map(|f| decode(&f.ty, bytes, offset + f.offset))
-                .collect(),
-        ),
-        Target::Array(t, n) => Value::Array(
-            (0..*n)
-                .map(|i| decode(t, bytes, offset + i * t.size()))
-                .collect(),
-        ),
+        Target::Struct(d) => {
+            let mut fields = Vec::with_capacity(d.fields.len());
+            for f in &d.fields {
+                fields.push(decode(&f.ty, bytes, offset + f.offset));
+            }
+            Value::Struct(d.clone(), fields)
+        }
+        Target::Array(t, n) => {
+            let size = t.size();
+            let mut xs = Vec::with_capacity(*n);
+            for i in 0..*n {
+                xs.push(decode(t, bytes, offset + i * size));
+            }
+            Value::Array(xs)
+        }
         Target::Tuple(ts) => {
             let mut at = offset;
-            Value::Tuple(
-                ts.iter()
-                    .map(|t| {
-                        let v = decode(t, bytes, at);
-                        at += t.size();
-                        v
-                    })
-                    .collect(),
-            )
+            let mut xs = Vec::with_capacity(ts.len());
+            for t in ts {
+                xs.push(decode(t, bytes, at));
+                at += t.size();
+            }
+            Value::Tuple(xs)
         }
     }
 }
@@ -69,15 +69,29 @@ pub(crate) fn encode(ty: &Target, v: &Value, out: &mut [u8], offset: usize) -> b
         (Target::Prim(PrimType::F16), Value::F16(x)) => put(x.to_bits() as u64, 2),
         (Target::Prim(PrimType::BF16), Value::BF16(x)) => put(x.to_bits() as u64, 2),
         (Target::Bool, Value::Bool(b)) => put(*b as u64, 1),
-        (Target::Struct(d), Value::Struct(_, fs)) if fs.len() == d.fields.len() => d
-            .fields
-            .iter()
-            .zip(fs)
-            .all(|(f, v)| encode(&f.ty, v, out, offset + f.offset)),
-        (Target::Array(t, n), Value::Array(xs)) if xs.len() == *n => xs
-            .iter()
-            .enumerate()
-            .all(|(i, x)| encode(t, x, out, offset + i * t.size())),
+        (Target::Struct(d), Value::Struct(_, fs)) if fs.len() == d.fields.len() => {
+            let fields = d.fields.as_slice();
+            let mut i = 0;
+            while i < fields.len() {
+                let f = &fields[i];
+                if !encode(&f.ty, &fs[i], out, offset + f.offset) {
+                    return false;
+                }
+                i += 1;
+            }
+            true
+        }
+        (Target::Array(t, n), Value::Array(xs)) if xs.len() == *n => {
+            let size = t.size();
+            let mut at = offset;
+            for x in xs {
+                if !encode(t, x, out, at) {
+                    return false;
+                }
+                at += size;
+            }
+            true
+        }
         _ => false,
     }
 }

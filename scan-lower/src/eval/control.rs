@@ -5,17 +5,16 @@ use super::error::{line_of, unsupported, EvalError};
 use super::interp::{Flow, Frame, Interp, R};
 use super::value::{Target, Value};
 use crate::ir::{Block, Expr, ExprKind, ForLoop, Stmt};
-use std::rc::Rc;
 
 /// One step of a place expression (`a.f[i].0 = v`).
-enum Step {
-    Field(String),
+enum Step<'a> {
+    Field(&'a str),
     Tuple(usize),
     Index(i128),
 }
 
 impl Interp<'_> {
-    pub(super) fn control(&mut self, f: &mut Frame, e: &Expr) -> R<Value> {
+    pub(super) fn control<'a>(&mut self, f: &mut Frame<'a>, e: &'a Expr) -> R<Value> {
         let span = e.span;
         match &e.kind {
             ExprKind::Block(b) => self.block(f, b),
@@ -29,7 +28,7 @@ impl Interp<'_> {
             },
             ExprKind::IfLet(pat, value, then, els) => {
                 let v = self.eval(f, value)?;
-                f.locals.push(Vec::new());
+                let scope = f.scope();
                 let result = match self.try_match(f, pat, &v) {
                     Ok(true) => self.block(f, then),
                     Ok(false) => match els {
@@ -38,13 +37,13 @@ impl Interp<'_> {
                     },
                     Err(e) => Err(e),
                 };
-                f.locals.pop();
+                f.end_scope(scope);
                 result
             }
             ExprKind::Match(scrutinee, arms) => {
                 let v = self.eval(f, scrutinee)?;
                 for (k, arm) in arms.iter().enumerate() {
-                    f.locals.push(Vec::new());
+                    let scope = f.scope();
                     // The lowering makes the last arm the `else` of its chain: values no arm
                     // names (a match rustc has not checked) take it, so they do here.
                     let last = k + 1 == arms.len();
@@ -59,16 +58,16 @@ impl Interp<'_> {
                         }
                         Ok(false) => false,
                         Err(e) => {
-                            f.locals.pop();
+                            f.end_scope(scope);
                             return Err(e);
                         }
                     };
                     if chosen {
                         let r = self.eval(f, &arm.body);
-                        f.locals.pop();
+                        f.end_scope(scope);
                         return r;
                     }
-                    f.locals.pop();
+                    f.end_scope(scope);
                 }
                 Err(unsupported(span, "a `match` without arms").into())
             }
@@ -124,10 +123,10 @@ impl Interp<'_> {
             }
             ExprKind::Alias { name, value, body } => {
                 let v = self.eval(f, value)?;
-                f.locals.push(Vec::new());
+                let scope = f.scope();
                 f.bind(name, v);
                 let r = self.eval(f, body);
-                f.locals.pop();
+                f.end_scope(scope);
                 r
             }
             _ => Err(unsupported(span, "this expression").into()),
@@ -135,21 +134,21 @@ impl Interp<'_> {
     }
 
     /// A block in its own scope (locals and the items it declares).
-    pub(super) fn block(&mut self, f: &mut Frame, b: &Block) -> R<Value> {
-        f.locals.push(Vec::new());
+    pub(super) fn block<'a>(&mut self, f: &mut Frame<'a>, b: &'a Block) -> R<Value> {
+        let scope = f.scope();
         let with_items = !b.items.is_empty();
         if with_items {
-            f.items.push(Rc::new(b.items.clone()));
+            f.items.push(&b.items);
         }
         let r = self.block_body(f, b);
         if with_items {
             f.items.pop();
         }
-        f.locals.pop();
+        f.end_scope(scope);
         r
     }
 
-    fn block_body(&mut self, f: &mut Frame, b: &Block) -> R<Value> {
+    fn block_body<'a>(&mut self, f: &mut Frame<'a>, b: &'a Block) -> R<Value> {
         for s in &b.stmts {
             match s {
                 Stmt::Let(l) => {
@@ -173,7 +172,7 @@ impl Interp<'_> {
 
     /// `for v in a..b` (`..=`, `.rev()`, `.step_by(k)`), the values the lowering's C++ loop
     /// takes; the variable is an untyped integer, typed by each use.
-    fn for_loop(&mut self, f: &mut Frame, l: &ForLoop) -> R<Value> {
+    fn for_loop<'a>(&mut self, f: &mut Frame<'a>, l: &'a ForLoop) -> R<Value> {
         let start = self.eval(f, &l.start)?.as_int();
         let end = self.eval(f, &l.end)?.as_int();
         let step = match &l.step {
@@ -187,12 +186,12 @@ impl Interp<'_> {
         let mut i = if l.rev { last } else { start };
         while (!l.rev && i <= last) || (l.rev && i >= start) {
             self.step(l.span)?;
-            f.locals.push(Vec::new());
+            let scope = f.scope();
             if let Some(v) = &l.var {
                 f.bind(v, Value::IntLit(i));
             }
             let r = self.block(f, &l.body);
-            f.locals.pop();
+            f.end_scope(scope);
             match r {
                 Ok(_) | Err(Flow::Continue) => {}
                 Err(Flow::Break) => break,
@@ -204,7 +203,7 @@ impl Interp<'_> {
     }
 
     /// `place = v`; a tuple of places takes a tuple's parts (every value was read first).
-    fn assign(&mut self, f: &mut Frame, target: &Expr, v: Value) -> R<()> {
+    fn assign<'a>(&mut self, f: &mut Frame<'a>, target: &'a Expr, v: Value) -> R<()> {
         if let ExprKind::Tuple(places) = &target.kind {
             let Value::Tuple(vs) = v else {
                 return Err(unsupported(target.span, "a tuple assignment of a non-tuple").into());
@@ -220,7 +219,7 @@ impl Interp<'_> {
             return Ok(());
         }
         let span = target.span;
-        let Some(root) = f.local_mut(&name) else {
+        let Some(root) = f.local_mut(name) else {
             return Err(unsupported(span, format!("assigning `{name}`")).into());
         };
         let slot = walk(root, &steps, span)?;
@@ -234,12 +233,17 @@ impl Interp<'_> {
     }
 
     /// The local a place expression starts from, and the steps into it (indices evaluated).
-    fn place(&mut self, f: &mut Frame, e: &Expr, steps: &mut Vec<Step>) -> R<String> {
+    fn place<'a>(
+        &mut self,
+        f: &mut Frame<'a>,
+        e: &'a Expr,
+        steps: &mut Vec<Step<'a>>,
+    ) -> R<&'a str> {
         match &e.kind {
-            ExprKind::Var(n) => Ok(n.clone()),
+            ExprKind::Var(n) => Ok(n),
             ExprKind::Field(b, n) => {
                 let root = self.place(f, b, steps)?;
-                steps.push(Step::Field(n.clone()));
+                steps.push(Step::Field(n));
                 Ok(root)
             }
             ExprKind::TupleField(b, i) => {

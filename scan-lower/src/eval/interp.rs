@@ -5,7 +5,8 @@ use super::arith;
 use super::error::{line_of, unsupported, EvalError};
 use super::program::{ItemChain, Program};
 use super::value::{Target, Value};
-use crate::ir::{BinOp, Const, Expr, ExprKind, Lit, Ty};
+use crate::ir::{BinOp, Const, Expr, ExprKind, Lit, StructRef, Ty, UnOp};
+use crate::methods::Method;
 use proc_macro2::Span;
 use scan_core::PrimType;
 
@@ -25,49 +26,68 @@ impl From<EvalError> for Flow {
 
 pub(crate) type R<T> = Result<T, Flow>;
 
-/// One function call's state.
-pub(crate) struct Frame {
-    /// Local scopes, innermost last.
-    pub locals: Vec<Vec<(String, Value)>>,
-    pub items: ItemChain,
+/// One function call's state. It borrows the names it binds and the items it sees from the
+/// IR it runs (`'a`), so entering a scope or binding a local allocates no string.
+pub(crate) struct Frame<'a> {
+    /// Locals in scope, innermost last; a scope ends by truncating to its [`Frame::scope`].
+    pub locals: Vec<(&'a str, Value)>,
+    pub items: ItemChain<'a>,
     /// What `Self` names.
-    pub self_ty: Option<String>,
+    pub self_ty: Option<&'a str>,
 }
 
-impl Frame {
-    pub fn new(items: ItemChain, self_ty: Option<String>) -> Frame {
+impl<'a> Frame<'a> {
+    pub fn new(items: ItemChain<'a>, self_ty: Option<&'a str>) -> Frame<'a> {
         Frame {
-            locals: vec![Vec::new()],
+            locals: Vec::new(),
             items,
             self_ty,
         }
     }
 
-    pub fn bind(&mut self, name: &str, v: Value) {
+    /// Makes a frame that ran one of the operator's bodies ready to run another (a scan runs
+    /// every element's in one frame, keeping its storage): a body that returned has closed its
+    /// scopes, so only its parameters are left.
+    pub fn reuse(&mut self) {
+        self.locals.clear();
+    }
+
+    /// Where a scope opened now starts: [`Frame::end_scope`] drops what it bound.
+    pub fn scope(&self) -> usize {
+        self.locals.len()
+    }
+
+    pub fn end_scope(&mut self, start: usize) {
+        self.locals.truncate(start);
+    }
+
+    pub fn bind(&mut self, name: &'a str, v: Value) {
         if name != "_" {
-            self.locals
-                .last_mut()
-                .expect("a scope")
-                .push((name.to_string(), v));
+            self.locals.push((name, v));
         }
     }
 
     pub fn local(&self, name: &str) -> Option<&Value> {
-        self.locals
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v)
+        let slot = self.slot(name)?;
+        Some(&self.locals[slot].1)
     }
 
     pub fn local_mut(&mut self, name: &str) -> Option<&mut Value> {
-        self.locals
-            .iter_mut()
-            .rev()
-            .flat_map(|s| s.iter_mut().rev())
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v)
+        let slot = self.slot(name)?;
+        Some(&mut self.locals[slot].1)
+    }
+
+    /// Where the innermost local `name` is.
+    fn slot(&self, name: &str) -> Option<usize> {
+        let locals = self.locals.as_slice();
+        let mut slot = locals.len();
+        while slot > 0 {
+            slot -= 1;
+            if locals[slot].0 == name {
+                return Some(slot);
+            }
+        }
+        None
     }
 }
 
@@ -104,103 +124,38 @@ impl<'p> Interp<'p> {
         Ok(())
     }
 
-    pub fn eval(&mut self, f: &mut Frame, e: &Expr) -> R<Value> {
+    /// An expression's value. Each kind is evaluated by a function of its own: without
+    /// optimisation (the crate's release profile) a function's stack frame holds every local
+    /// of every arm, and this one recurses for every node.
+    pub fn eval<'a>(&mut self, f: &mut Frame<'a>, e: &'a Expr) -> R<Value> {
         let span = e.span;
-        // A field or part of a local is read in place: `l.value` copies one field, not `l`.
-        if matches!(e.kind, ExprKind::Field(..) | ExprKind::TupleField(..)) {
-            if let Some(v) = peek(f, e) {
-                return Ok(v.clone());
-            }
-        }
         match &e.kind {
             ExprKind::Lit(l) => Ok(literal(l)),
             ExprKind::Var(name) => self.var(f, name, span),
-            ExprKind::AssocConst(owner, name) => {
-                let owner = self.prog.struct_name(owner, f.self_ty.as_deref(), span)?;
-                self.named_const(f, &format!("{owner}::{name}"), span)
-            }
-            ExprKind::Const(p, c) => prim_const(*p, *c)
-                .ok_or_else(|| unsupported(span, format!("the constant {c:?} of `{p}`")).into()),
-            ExprKind::Field(base, name) => match self.eval(f, base)? {
-                Value::Struct(d, mut fs) => match d.field(name) {
-                    Some(i) => Ok(fs.swap_remove(i)),
-                    None => Err(
-                        unsupported(span, format!("field `{name}` of `{}`", d.rust_name)).into(),
-                    ),
-                },
-                other => {
-                    Err(unsupported(span, format!("field `{name}` of {}", other.kind())).into())
-                }
-            },
-            ExprKind::TupleField(base, i) => match self.eval(f, base)? {
-                Value::Tuple(mut xs) if *i < xs.len() => Ok(xs.swap_remove(*i)),
-                other => Err(unsupported(span, format!("`.{i}` of {}", other.kind())).into()),
-            },
-            ExprKind::Index(base, index) => {
-                let b = self.eval(f, base)?;
-                let i = self.eval(f, index)?;
-                index_of(b, &i, span).map_err(Flow::from)
-            }
-            ExprKind::Unary(op, x) => {
-                let v = self.eval(f, x)?;
-                Ok(arith::unary(*op, v, span)?)
-            }
-            ExprKind::Binary(BinOp::And, l, r) => match self.eval(f, l)? {
-                Value::Bool(false) => Ok(Value::Bool(false)),
-                Value::Bool(true) => self.eval(f, r),
-                other => Err(unsupported(span, format!("`&&` on {}", other.kind())).into()),
-            },
-            ExprKind::Binary(BinOp::Or, l, r) => match self.eval(f, l)? {
-                Value::Bool(true) => Ok(Value::Bool(true)),
-                Value::Bool(false) => self.eval(f, r),
-                other => Err(unsupported(span, format!("`||` on {}", other.kind())).into()),
-            },
-            ExprKind::Binary(op, l, r) => {
-                let a = self.eval(f, l)?;
-                let b = self.eval(f, r)?;
-                Ok(arith::binary(*op, a, b, span)?)
-            }
-            ExprKind::Cast(x, p) => {
-                let v = self.eval(f, x)?;
-                Ok(arith::cast(v, *p, span)?)
-            }
+            ExprKind::AssocConst(owner, name) => self.assoc_const(f, owner, name, span),
+            ExprKind::Const(p, c) => prim_const_at(*p, *c, span),
+            ExprKind::Field(..) | ExprKind::TupleField(..) => self.part(f, e),
+            ExprKind::Index(base, index) => self.index(f, base, index, span),
+            ExprKind::Unary(op, x) => self.unary(f, *op, x, span),
+            ExprKind::Binary(op, l, r) => self.binary(f, *op, l, r, span),
+            ExprKind::Cast(x, p) => self.cast(f, x, *p, span),
             ExprKind::Struct { ty, fields, base } => {
                 self.struct_lit(f, ty, fields, base.as_deref(), span)
             }
-            ExprKind::Tuple(xs) => Ok(Value::Tuple(self.eval_all(f, xs)?)),
-            ExprKind::Array(xs) => Ok(Value::Array(self.eval_all(f, xs)?)),
-            ExprKind::Repeat(x, len) => {
-                let v = self.eval(f, x)?;
-                let n = self.const_len(f, len)?;
-                Ok(Value::Array(vec![v; n]))
-            }
+            ExprKind::Tuple(xs) => self.eval_all(f, xs).map(Value::Tuple),
+            ExprKind::Array(xs) => self.eval_all(f, xs).map(Value::Array),
+            ExprKind::Repeat(x, len) => self.repeat(f, x, len),
             ExprKind::MethodCall {
                 name, recv, args, ..
-            } => {
-                let r = self.eval(f, recv)?;
-                let args = self.eval_all(f, args)?;
-                self.method(f, name, r, args, span)
-            }
+            } => self.method_call(f, name, recv, args, span),
             ExprKind::Builtin {
                 method,
                 recv,
                 args,
                 ty,
-            } => {
-                let r = self.eval(f, recv)?;
-                let args = self.eval_all(f, args)?;
-                Ok(super::methods::call(method, r, args, *ty, span)?)
-            }
+            } => self.builtin(f, method, recv, args, *ty, span),
             ExprKind::Call { owner, name, args } => {
-                let key = match owner {
-                    Some(o) => format!(
-                        "{}::{name}",
-                        self.prog.struct_name(o, f.self_ty.as_deref(), span)?
-                    ),
-                    None => name.clone(),
-                };
-                let args = self.eval_all(f, args)?;
-                self.call(f, &key, args, span)
+                self.call_expr(f, owner.as_ref(), name, args, span)
             }
             ExprKind::If(..)
             | ExprKind::IfLet(..)
@@ -218,20 +173,162 @@ impl<'p> Interp<'p> {
         }
     }
 
-    pub fn eval_all(&mut self, f: &mut Frame, xs: &[Expr]) -> R<Vec<Value>> {
-        xs.iter().map(|x| self.eval(f, x)).collect()
-    }
-
-    fn struct_lit(
+    fn assoc_const<'a>(
         &mut self,
-        f: &mut Frame,
-        ty: &crate::ir::StructRef,
-        fields: &[(String, Expr)],
-        base: Option<&Expr>,
+        f: &mut Frame<'a>,
+        owner: &'a StructRef,
+        name: &str,
         span: Span,
     ) -> R<Value> {
-        let name = self.prog.struct_name(ty, f.self_ty.as_deref(), span)?;
-        let def = self.prog.struct_def(&name, span)?;
+        let owner = self.prog.struct_name(owner, f.self_ty, span)?;
+        self.named_const(f, Some(owner), name, span)
+    }
+
+    /// `base.name` or `base.0`.
+    fn part<'a>(&mut self, f: &mut Frame<'a>, e: &'a Expr) -> R<Value> {
+        // A field or part of a local is read in place: `l.value` copies one field, not `l`.
+        if let Some(v) = peek(f, e) {
+            return Ok(v.clone());
+        }
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Field(base, name) => match self.eval(f, base)? {
+                Value::Struct(d, mut fs) => match d.field(name) {
+                    Some(i) => Ok(fs.swap_remove(i)),
+                    None => Err(
+                        unsupported(span, format!("field `{name}` of `{}`", d.rust_name)).into(),
+                    ),
+                },
+                other => {
+                    Err(unsupported(span, format!("field `{name}` of {}", other.kind())).into())
+                }
+            },
+            ExprKind::TupleField(base, i) => match self.eval(f, base)? {
+                Value::Tuple(mut xs) if *i < xs.len() => Ok(xs.swap_remove(*i)),
+                other => Err(unsupported(span, format!("`.{i}` of {}", other.kind())).into()),
+            },
+            _ => unreachable!("`part` of a field or a tuple field"),
+        }
+    }
+
+    fn index<'a>(
+        &mut self,
+        f: &mut Frame<'a>,
+        base: &'a Expr,
+        index: &'a Expr,
+        span: Span,
+    ) -> R<Value> {
+        let b = self.eval(f, base)?;
+        let i = self.eval(f, index)?;
+        index_of(b, &i, span).map_err(Flow::from)
+    }
+
+    fn unary<'a>(&mut self, f: &mut Frame<'a>, op: UnOp, x: &'a Expr, span: Span) -> R<Value> {
+        let v = self.eval(f, x)?;
+        Ok(arith::unary(op, v, span)?)
+    }
+
+    fn binary<'a>(
+        &mut self,
+        f: &mut Frame<'a>,
+        op: BinOp,
+        l: &'a Expr,
+        r: &'a Expr,
+        span: Span,
+    ) -> R<Value> {
+        match op {
+            BinOp::And => match self.eval(f, l)? {
+                Value::Bool(false) => Ok(Value::Bool(false)),
+                Value::Bool(true) => self.eval(f, r),
+                other => Err(unsupported(span, format!("`&&` on {}", other.kind())).into()),
+            },
+            BinOp::Or => match self.eval(f, l)? {
+                Value::Bool(true) => Ok(Value::Bool(true)),
+                Value::Bool(false) => self.eval(f, r),
+                other => Err(unsupported(span, format!("`||` on {}", other.kind())).into()),
+            },
+            _ => {
+                let a = self.eval(f, l)?;
+                let b = self.eval(f, r)?;
+                Ok(arith::binary(op, a, b, span)?)
+            }
+        }
+    }
+
+    fn cast<'a>(&mut self, f: &mut Frame<'a>, x: &'a Expr, p: PrimType, span: Span) -> R<Value> {
+        let v = self.eval(f, x)?;
+        Ok(arith::cast(v, p, span)?)
+    }
+
+    /// `[x; len]`
+    fn repeat<'a>(&mut self, f: &mut Frame<'a>, x: &'a Expr, len: &'a Expr) -> R<Value> {
+        let v = self.eval(f, x)?;
+        let n = self.const_len(f, len)?;
+        Ok(Value::Array(vec![v; n]))
+    }
+
+    fn method_call<'a>(
+        &mut self,
+        f: &mut Frame<'a>,
+        name: &str,
+        recv: &'a Expr,
+        args: &'a [Expr],
+        span: Span,
+    ) -> R<Value> {
+        let r = self.eval(f, recv)?;
+        let args = self.eval_all(f, args)?;
+        self.method(f, name, r, args, span)
+    }
+
+    fn builtin<'a>(
+        &mut self,
+        f: &mut Frame<'a>,
+        method: &Method,
+        recv: &'a Expr,
+        args: &'a [Expr],
+        ty: Option<PrimType>,
+        span: Span,
+    ) -> R<Value> {
+        let r = self.eval(f, recv)?;
+        let args = self.eval_all(f, args)?;
+        Ok(super::methods::call(method, r, args, ty, span)?)
+    }
+
+    /// `helper(args)`, `Self::helper(args)`, `Type::helper(args)`.
+    fn call_expr<'a>(
+        &mut self,
+        f: &mut Frame<'a>,
+        owner: Option<&'a StructRef>,
+        name: &str,
+        args: &'a [Expr],
+        span: Span,
+    ) -> R<Value> {
+        let owner = match owner {
+            Some(o) => Some(self.prog.struct_name(o, f.self_ty, span)?),
+            None => None,
+        };
+        let args = self.eval_all(f, args)?;
+        self.call(f, owner, name, args, span)
+    }
+
+    pub fn eval_all<'a>(&mut self, f: &mut Frame<'a>, xs: &'a [Expr]) -> R<Vec<Value>> {
+        let mut values = Vec::with_capacity(xs.len());
+        for x in xs {
+            values.push(self.eval(f, x)?);
+        }
+        Ok(values)
+    }
+
+    fn struct_lit<'a>(
+        &mut self,
+        f: &mut Frame<'a>,
+        ty: &'a crate::ir::StructRef,
+        fields: &'a [(String, Expr)],
+        base: Option<&'a Expr>,
+        span: Span,
+    ) -> R<Value> {
+        let name = self.prog.struct_name(ty, f.self_ty, span)?;
+        let def = self.prog.struct_def(name, span)?;
         let mut values: Vec<Option<Value>> = match base {
             Some(b) => match self.eval(f, b)? {
                 Value::Struct(_, fs) => fs.into_iter().map(Some).collect(),
@@ -245,17 +342,21 @@ impl<'p> Interp<'p> {
             };
             values[i] = Some(self.eval(f, x)?.coerce(&def.fields[i].ty));
         }
-        let values: Option<Vec<Value>> = values.into_iter().collect();
-        match values {
-            Some(vs) => Ok(Value::Struct(def, vs)),
-            None => {
-                Err(unsupported(span, format!("a `{name}` literal without every field")).into())
+        let mut complete = Vec::with_capacity(values.len());
+        for v in values {
+            match v {
+                Some(v) => complete.push(v),
+                None => {
+                    let what = format!("a `{name}` literal without every field");
+                    return Err(unsupported(span, what).into());
+                }
             }
         }
+        Ok(Value::Struct(def, complete))
     }
 
     /// A constant length (`[x; N]`, `[T; N]`).
-    pub fn const_len(&mut self, f: &mut Frame, e: &Expr) -> R<usize> {
+    pub fn const_len<'a>(&mut self, f: &mut Frame<'a>, e: &'a Expr) -> R<usize> {
         let v = self.eval(f, e)?;
         v.as_int()
             .and_then(|n| usize::try_from(n).ok())
@@ -263,13 +364,13 @@ impl<'p> Interp<'p> {
     }
 
     /// A written type as a coercion target.
-    pub fn target(&mut self, f: &mut Frame, ty: &Ty, span: Span) -> R<Target> {
+    pub fn target<'a>(&mut self, f: &mut Frame<'a>, ty: &'a Ty, span: Span) -> R<Target> {
         Ok(match ty {
             Ty::Prim(p) => Target::Prim(*p),
             Ty::Bool => Target::Bool,
             Ty::Struct(r) => {
-                let name = self.prog.struct_name(r, f.self_ty.as_deref(), span)?;
-                Target::Struct(self.prog.struct_def(&name, span)?)
+                let name = self.prog.struct_name(r, f.self_ty, span)?;
+                Target::Struct(self.prog.struct_def(name, span)?)
             }
             Ty::Array(t, len) => {
                 let t = self.target(f, t, span)?;
@@ -285,7 +386,7 @@ impl<'p> Interp<'p> {
 }
 
 /// The value a chain of fields of a local names, borrowed (`None`: not such a chain).
-fn peek<'f>(f: &'f Frame, e: &Expr) -> Option<&'f Value> {
+fn peek<'f>(f: &'f Frame<'_>, e: &Expr) -> Option<&'f Value> {
     match &e.kind {
         ExprKind::Var(n) => f.local(n),
         ExprKind::Field(b, name) => match peek(f, b)? {
@@ -333,6 +434,11 @@ pub(crate) fn literal(l: &Lit) -> Value {
         }
         Lit::Bool(b) => Value::Bool(*b),
     }
+}
+
+/// [`prim_const`], or the error at `span` where `c` is not one of `p`'s.
+fn prim_const_at(p: PrimType, c: Const, span: Span) -> R<Value> {
+    prim_const(p, c).ok_or_else(|| unsupported(span, format!("the constant {c:?} of `{p}`")).into())
 }
 
 /// An associated constant of a primitive (`None`: `c` is not one of `p`'s).

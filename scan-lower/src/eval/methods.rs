@@ -163,7 +163,7 @@ fn receiver_type(method: &Method, recv: &Value, args: &[Value], ty: Option<PrimT
 pub(crate) fn call(
     method: &Method,
     recv: Value,
-    args: Vec<Value>,
+    mut args: Vec<Value>,
     ty: Option<PrimType>,
     span: Span,
 ) -> Result<Value, EvalError> {
@@ -172,69 +172,77 @@ pub(crate) fn call(
     }
     let p = receiver_type(method, &recv, &args, ty);
     let recv = recv.coerce(&Target::Prim(p));
-    let args: Vec<Value> = method
-        .args
-        .iter()
-        .zip(args)
-        .map(|(a, v)| match a {
-            ArgTy::Same => v.coerce(&Target::Prim(p)),
-            ArgTy::I32 => v.coerce(&Target::Prim(PrimType::I32)),
-            ArgTy::U32 => v.coerce(&Target::Prim(PrimType::U32)),
-        })
-        .collect();
-    let bad = || unsupported(span, format!("`{}` on {}", method.name, p));
-    match recv {
+    // Arguments past the method's own are dropped, as zipping them with its types would.
+    args.truncate(method.args.len());
+    for (k, arg) in args.iter_mut().enumerate() {
+        let t = match method.args[k] {
+            ArgTy::Same => p,
+            ArgTy::I32 => PrimType::I32,
+            ArgTy::U32 => PrimType::U32,
+        };
+        arg.coerce_in_place(&Target::Prim(t));
+    }
+    let result = match recv {
         Value::Int(p, x) => {
-            let ints: Option<Vec<i128>> = args.iter().map(Value::as_int).collect();
-            let ints = ints.ok_or_else(bad)?;
-            int_method(method.name, p, x, &ints).ok_or_else(bad)
+            let (ints, n) = args_of(&args, Value::as_int);
+            (n == args.len())
+                .then(|| int_method(method.name, p, x, &ints[..n]))
+                .flatten()
         }
         Value::F32(x) => {
-            let f = |v: &Value| match v {
+            let (fl, n) = args_of(&args, |v| match v {
                 Value::F32(v) => Some(*v),
                 _ => None,
-            };
-            let fl: Vec<f32> = args.iter().filter_map(f).collect();
-            let i = args.iter().find_map(Value::as_int).unwrap_or(0) as i32;
-            f32_method(method.name, x, &fl, i).ok_or_else(bad)
+            });
+            f32_method(method.name, x, &fl[..n], first_int(&args))
         }
         Value::F64(x) => {
-            let f = |v: &Value| match v {
+            let (fl, n) = args_of(&args, |v| match v {
                 Value::F64(v) => Some(*v),
                 _ => None,
-            };
-            let fl: Vec<f64> = args.iter().filter_map(f).collect();
-            let i = args.iter().find_map(Value::as_int).unwrap_or(0) as i32;
-            f64_method(method.name, x, &fl, i).ok_or_else(bad)
+            });
+            f64_method(method.name, x, &fl[..n], first_int(&args))
         }
         Value::F16(x) => {
-            let hs: Vec<f16> = args
-                .iter()
-                .filter_map(|v| match v {
-                    Value::F16(h) => Some(*h),
-                    _ => None,
-                })
-                .collect();
-            (hs.len() == args.len())
-                .then(|| half_method!(method.name, x, &hs, F16))
+            let (hs, n) = args_of(&args, |v| match v {
+                Value::F16(h) => Some(*h),
+                _ => None,
+            });
+            (n == args.len())
+                .then(|| f16_method(method.name, x, &hs[..n]))
                 .flatten()
-                .ok_or_else(bad)
         }
         Value::BF16(x) => {
-            let hs: Vec<bf16> = args
-                .iter()
-                .filter_map(|v| match v {
-                    Value::BF16(h) => Some(*h),
-                    _ => None,
-                })
-                .collect();
-            (hs.len() == args.len())
-                .then(|| half_method!(method.name, x, &hs, BF16))
+            let (hs, n) = args_of(&args, |v| match v {
+                Value::BF16(h) => Some(*h),
+                _ => None,
+            });
+            (n == args.len())
+                .then(|| bf16_method(method.name, x, &hs[..n]))
                 .flatten()
-                .ok_or_else(bad)
         }
-        _ => Err(bad()),
+        _ => None,
+    };
+    result.ok_or_else(|| unsupported(span, format!("`{}` on {}", method.name, p)))
+}
+
+/// The arguments `get` reads, in order (the others skipped), and how many: no method takes
+/// more than two, so they fit an array (no allocation per call).
+fn args_of<T: Copy + Default>(args: &[Value], get: fn(&Value) -> Option<T>) -> ([T; 2], usize) {
+    let mut out = [T::default(); 2];
+    let mut n = 0;
+    for v in args {
+        if let Some(x) = get(v) {
+            out[n] = x;
+            n += 1;
+        }
     }
+    (out, n)
+}
+
+/// The first integer argument (`powi`'s exponent), 0 without one.
+fn first_int(args: &[Value]) -> i32 {
+    args.iter().find_map(Value::as_int).unwrap_or(0) as i32
 }
 
 /// `f16::from_f32(x)`, `bf16::from_bits(b)`: `ty` is the type built, `from` the argument's
@@ -333,4 +341,20 @@ fn f32_method(name: &str, x: f32, a: &[f32], i: i32) -> Option<Value> {
 
 fn f64_method(name: &str, x: f64, a: &[f64], i: i32) -> Option<Value> {
     float_method!(name, x, a, i, F64)
+}
+
+fn f16_method(name: &str, x: f16, a: &[f16]) -> Option<Value> {
+    half_method!(name, x, a, F16)
+}
+
+fn bf16_method(name: &str, x: bf16, a: &[bf16]) -> Option<Value> {
+    half_method!(name, x, a, BF16)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn no_method_takes_more_arguments_than_args_of_holds() {
+        assert!(crate::methods::METHODS.iter().all(|m| m.args.len() <= 2));
+    }
 }

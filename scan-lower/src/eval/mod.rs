@@ -14,6 +14,15 @@
 //! (built-in methods), `interp.rs` (expressions), `control.rs` (blocks, loops, assignment),
 //! `pattern.rs`, `names.rs` (locals, `const`s, helpers), `program.rs` (the operator's IR and
 //! items), `bytes.rs` (layout), `build.rs` (from an ops file), `scan.rs` (sequential scans).
+//!
+//! Speed: the crate is built unoptimised in release too (the workspace's `Cargo.toml`: it
+//! parses a file once per command), yet a scan evaluates the bodies once per element. So the
+//! per-element paths are written for unoptimised code: each expression kind is evaluated by a
+//! function of its own (an unoptimised stack frame holds the locals of every arm), loops over
+//! fields and locals index instead of chaining `zip`/`enumerate`/`rev` (each step of an
+//! adapter is several calls), locals borrow their names from the IR, and a scan runs every
+//! element in one reused `Frame`. `cargo run --release -p scangen-lower --example eval_speed`
+//! times it.
 
 mod arith;
 mod build;
@@ -64,10 +73,7 @@ impl EvalOp {
 
     /// `identity()` into `out` (the element's size).
     pub fn identity_into(&self, out: &mut [u8]) -> Result<(), EvalError> {
-        let mut frame = Frame::new(
-            vec![self.prog.module.clone()],
-            Some(self.prog.op_name.clone()),
-        );
+        let mut frame = self.frame();
         let v = self.run(&mut frame, &self.prog.identity)?;
         self.store(v, out)
     }
@@ -91,20 +97,41 @@ impl EvalOp {
                 });
             }
         }
-        let mut frame = Frame::new(
-            vec![self.prog.module.clone()],
-            Some(self.prog.op_name.clone()),
-        );
-        for (name, bytes) in self.prog.combine_params.iter().zip([lhs, rhs]) {
-            if let Some(n) = name {
-                frame.bind(n, bytes::decode(&self.prog.elem, bytes, 0));
-            }
+        self.combine_in(&mut self.frame(), lhs, rhs, out)
+    }
+
+    /// [`EvalOp::combine_into`] (sizes checked) in `frame`, which a scan reuses for every
+    /// element.
+    fn combine_in<'a>(
+        &'a self,
+        frame: &mut Frame<'a>,
+        lhs: &[u8],
+        rhs: &[u8],
+        out: &mut [u8],
+    ) -> Result<(), EvalError> {
+        frame.reuse();
+        let [l, r] = &self.prog.combine_params;
+        if let Some(name) = l {
+            frame.bind(name, bytes::decode(&self.prog.elem, lhs, 0));
         }
-        let v = self.run(&mut frame, &self.prog.combine)?;
+        if let Some(name) = r {
+            frame.bind(name, bytes::decode(&self.prog.elem, rhs, 0));
+        }
+        let v = self.run(frame, &self.prog.combine)?;
         self.store(v, out)
     }
 
-    fn run(&self, frame: &mut Frame, body: &crate::ir::Block) -> Result<value::Value, EvalError> {
+    /// A frame for one of the operator's own bodies: the module's items in scope, `Self` the
+    /// operator.
+    fn frame(&self) -> Frame<'_> {
+        Frame::new(vec![&self.prog.module], Some(&self.prog.op_name))
+    }
+
+    fn run<'a>(
+        &'a self,
+        frame: &mut Frame<'a>,
+        body: &'a crate::ir::Block,
+    ) -> Result<value::Value, EvalError> {
         let mut interp = Interp::new(&self.prog);
         match interp.block(frame, body) {
             Ok(v) | Err(Flow::Return(v)) => Ok(v),

@@ -3,34 +3,42 @@
 
 use super::error::unsupported;
 use super::interp::{Flow, Frame, Interp, R};
-use super::program::find_item;
+use super::program::{find_item, item_key};
 use super::value::Value;
 use crate::ir::Item;
 use proc_macro2::Span;
 
 impl Interp<'_> {
-    pub(super) fn var(&mut self, f: &mut Frame, name: &str, span: Span) -> R<Value> {
+    pub(super) fn var(&mut self, f: &mut Frame<'_>, name: &str, span: Span) -> R<Value> {
         if let Some(v) = f.local(name) {
             return Ok(v.clone());
         }
-        self.named_const(f, name, span)
+        self.named_const(f, None, name, span)
     }
 
-    /// The value of the `const` `key` (`K` or `Owner::K`), typed by its declaration.
-    pub(super) fn named_const(&mut self, f: &mut Frame, key: &str, span: Span) -> R<Value> {
-        let Some((Item::Const(item), chain)) = find_item(&f.items, key) else {
+    /// The value of the `const` `owner::name` (`name` without an owner), typed by its
+    /// declaration.
+    pub(super) fn named_const(
+        &mut self,
+        f: &mut Frame<'_>,
+        owner: Option<&str>,
+        name: &str,
+        span: Span,
+    ) -> R<Value> {
+        let Some((Item::Const(item), chain)) = find_item(&f.items, owner, name) else {
+            let key = item_key(owner, name);
             return Err(unsupported(span, format!("the name `{key}`")).into());
         };
-        let (ty, init) = self.prog.const_ir(&item)?;
-        let mut frame = Frame::new(chain, item.owner.clone());
+        let ir = self.prog.const_ir(&item)?;
+        let mut frame = Frame::new(chain, item.owner.as_deref());
         self.step(span)?;
         self.depth += 1;
-        let v = self.eval(&mut frame, &init);
+        let v = self.eval(&mut frame, &ir.init);
         self.depth -= 1;
         let v = v?;
-        Ok(match ty {
+        Ok(match &ir.ty {
             Some(t) => {
-                let t = self.target(&mut frame, &t, span)?;
+                let t = self.target(&mut frame, t, span)?;
                 v.coerce(&t)
             }
             None => v,
@@ -40,17 +48,17 @@ impl Interp<'_> {
     /// `recv.name(args)`: a method of a struct's impl, or a built-in of a number.
     pub(super) fn method(
         &mut self,
-        f: &mut Frame,
+        f: &mut Frame<'_>,
         name: &str,
         recv: Value,
         args: Vec<Value>,
         span: Span,
     ) -> R<Value> {
         if let Value::Struct(d, _) = &recv {
-            let key = format!("{}::{name}", d.rust_name);
+            let owner = d.clone();
             let mut all = vec![recv];
             all.extend(args);
-            return self.call(f, &key, all, span);
+            return self.call(f, Some(&owner.rust_name), name, all, span);
         }
         match crate::methods::find(name) {
             Some(m) => Ok(super::methods::call(m, recv, args, None, span)?),
@@ -60,23 +68,26 @@ impl Interp<'_> {
         }
     }
 
-    /// Calls the helper `key` (`f` or `Owner::f`) with `args`.
+    /// Calls the helper `owner::name` (`name` without an owner) with `args`.
     pub(super) fn call(
         &mut self,
-        f: &mut Frame,
-        key: &str,
+        f: &mut Frame<'_>,
+        owner: Option<&str>,
+        name: &str,
         args: Vec<Value>,
         span: Span,
     ) -> R<Value> {
-        let Some((Item::Fn(item), chain)) = find_item(&f.items, key) else {
+        let Some((Item::Fn(item), chain)) = find_item(&f.items, owner, name) else {
+            let key = item_key(owner, name);
             return Err(unsupported(span, format!("a call of `{key}`")).into());
         };
         let helper = self.prog.helper(&item)?;
         if helper.params.len() != args.len() {
+            let key = item_key(owner, name);
             return Err(unsupported(span, format!("`{key}` with {} arguments", args.len())).into());
         }
         self.step(span)?;
-        let mut frame = Frame::new(chain, helper.owner.clone());
+        let mut frame = Frame::new(chain, helper.owner.as_deref());
         for ((pat, ty), arg) in helper.params.iter().zip(args) {
             let arg = match ty {
                 Some(t) => {

@@ -8,12 +8,12 @@ use crate::ir::{BinOp, Pat, PatKind};
 
 impl Interp<'_> {
     /// Whether `v` matches `p`; on a match its bindings are added to the current scope.
-    pub(super) fn try_match(&mut self, f: &mut Frame, p: &Pat, v: &Value) -> R<bool> {
+    pub(super) fn try_match<'a>(&mut self, f: &mut Frame<'a>, p: &'a Pat, v: &Value) -> R<bool> {
         let mut binds = Vec::new();
         let ok = self.matches(f, p, v, &mut binds, true)?;
         if ok {
             for (n, v) in binds {
-                f.bind(&n, v);
+                f.bind(n, v);
             }
         }
         Ok(ok)
@@ -21,22 +21,27 @@ impl Interp<'_> {
 
     /// Binds the names of `p` to the parts of `v` without testing anything (a `let`, a
     /// parameter, or the last arm of a `match`, which the lowering makes its `else`).
-    pub(super) fn bind_irrefutable(&mut self, f: &mut Frame, p: &Pat, v: Value) -> R<()> {
+    pub(super) fn bind_irrefutable<'a>(
+        &mut self,
+        f: &mut Frame<'a>,
+        p: &'a Pat,
+        v: Value,
+    ) -> R<()> {
         let mut binds = Vec::new();
         self.matches(f, p, &v, &mut binds, false)?;
         for (n, v) in binds {
-            f.bind(&n, v);
+            f.bind(n, v);
         }
         Ok(())
     }
 
     /// `test`: whether literal, range and `|` parts are compared (else every part matches).
-    fn matches(
+    fn matches<'a>(
         &mut self,
-        f: &mut Frame,
-        p: &Pat,
+        f: &mut Frame<'a>,
+        p: &'a Pat,
         v: &Value,
-        binds: &mut Vec<(String, Value)>,
+        binds: &mut Vec<(&'a str, Value)>,
         test: bool,
     ) -> R<bool> {
         let span = p.span;
@@ -48,7 +53,7 @@ impl Interp<'_> {
                         return Ok(false);
                     }
                 }
-                binds.push((name.clone(), v.clone()));
+                binds.push((name, v.clone()));
                 Ok(true)
             }
             PatKind::Value(_) | PatKind::Range { .. } if !test => Ok(true),

@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 /// A chain of item scopes, outermost first: what a name in a body can refer to besides
 /// locals.
-pub(crate) type ItemChain = Vec<Rc<Vec<Item>>>;
+pub(crate) type ItemChain<'a> = Vec<&'a [Item]>;
 
 /// A helper function, converted.
 pub(crate) struct Helper {
@@ -24,6 +24,12 @@ pub(crate) struct Helper {
     pub body: Block,
     /// What `Self` names inside it: the type of the impl it is declared in.
     pub owner: Option<String>,
+}
+
+/// A `const`'s written type and initialiser, converted.
+pub(crate) struct ConstIr {
+    pub ty: Option<Ty>,
+    pub init: Expr,
 }
 
 /// `lift`'s parameters (one per input array, then the element's index) and body.
@@ -49,7 +55,7 @@ pub(crate) struct Program {
     pub elem_rust: Option<String>,
     /// Element structs by Rust name.
     pub structs: HashMap<String, Rc<super::value::StructDef>>,
-    pub module: Rc<Vec<Item>>,
+    pub module: Vec<Item>,
     /// `combine`'s parameter names (`None`: `_`) and body.
     pub combine_params: [Option<String>; 2],
     pub combine: Block,
@@ -59,7 +65,7 @@ pub(crate) struct Program {
     /// `fn project`, when the operator has one.
     pub project: Option<ProjectIr>,
     pub helpers: RefCell<HashMap<*const FnItem, Rc<Helper>>>,
-    pub consts: RefCell<HashMap<*const ConstItem, (Option<Ty>, Expr)>>,
+    pub consts: RefCell<HashMap<*const ConstItem, Rc<ConstIr>>>,
 }
 
 /// The IR of syn that the lowering has already accepted; an error here would be a bug.
@@ -81,20 +87,18 @@ impl Program {
     }
 
     /// The Rust name a struct reference means where `Self` is `self_ty`.
-    pub fn struct_name(
-        &self,
-        r: &StructRef,
-        self_ty: Option<&str>,
+    pub fn struct_name<'a>(
+        &'a self,
+        r: &'a StructRef,
+        self_ty: Option<&'a str>,
         span: Span,
-    ) -> Result<String, EvalError> {
+    ) -> Result<&'a str, EvalError> {
         match r {
-            StructRef::Elem => self.elem_rust.clone().ok_or_else(|| {
+            StructRef::Elem => self.elem_rust.as_deref().ok_or_else(|| {
                 unsupported(span, "`Self::Elem` of a primitive element as a struct")
             }),
-            StructRef::SelfTy => self_ty
-                .map(str::to_string)
-                .ok_or_else(|| unsupported(span, "`Self` outside an impl")),
-            StructRef::Named(n) => Ok(n.clone()),
+            StructRef::SelfTy => self_ty.ok_or_else(|| unsupported(span, "`Self` outside an impl")),
+            StructRef::Named(n) => Ok(n),
         }
     }
 
@@ -139,37 +143,43 @@ impl Program {
     }
 
     /// A `const`'s type and initialiser, converted.
-    pub fn const_ir(&self, item: &Rc<ConstItem>) -> Result<(Option<Ty>, Expr), EvalError> {
+    pub fn const_ir(&self, item: &Rc<ConstItem>) -> Result<Rc<ConstIr>, EvalError> {
         let key = Rc::as_ptr(item);
         if let Some(c) = self.consts.borrow().get(&key) {
             return Ok(c.clone());
         }
         let mut errors = Errors::new();
-        let ir = {
+        let (ty, init) = {
             let mut b = self.builder(&mut errors);
             (b.ty(&item.ty, "`const`s"), b.expr(&item.init))
         };
-        let ir = built(errors, ir, item.span)?;
+        let ir = Rc::new(built(errors, ConstIr { ty, init }, item.span)?);
         self.consts.borrow_mut().insert(key, ir.clone());
         Ok(ir)
     }
 }
 
-/// Finds the item `key` (`name` or `Owner::name`) in a chain; returns it with the chain it
-/// was declared in (what it sees).
-pub(crate) fn find_item(chain: &ItemChain, key: &str) -> Option<(Item, ItemChain)> {
+/// Finds the item `owner::name` (`name` without an owner) in a chain; returns it with the
+/// chain it was declared in (what it sees).
+pub(crate) fn find_item<'a>(
+    chain: &ItemChain<'a>,
+    owner: Option<&str>,
+    name: &str,
+) -> Option<(Item, ItemChain<'a>)> {
     for (depth, scope) in chain.iter().enumerate().rev() {
         for it in scope.iter().rev() {
-            let matches = match it.owner() {
-                Some(o) => {
-                    key.strip_prefix(o).and_then(|k| k.strip_prefix("::")) == Some(it.name())
-                }
-                None => key == it.name(),
-            };
-            if matches {
+            if it.name() == name && it.owner() == owner {
                 return Some((it.clone(), chain[..=depth].to_vec()));
             }
         }
     }
     None
+}
+
+/// How an item is written where it is used (`name`, `Owner::name`), for error messages.
+pub(crate) fn item_key(owner: Option<&str>, name: &str) -> String {
+    match owner {
+        Some(o) => format!("{o}::{name}"),
+        None => name.to_string(),
+    }
 }

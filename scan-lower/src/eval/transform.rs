@@ -42,13 +42,6 @@ impl EvalOp {
         self.prog.lift.is_some()
     }
 
-    fn frame(&self) -> Frame {
-        Frame::new(
-            vec![self.prog.module.clone()],
-            Some(self.prog.op_name.clone()),
-        )
-    }
-
     /// The target of each input array's values: `lift`'s inputs, or the element.
     fn input_targets(&self) -> Result<Vec<Target>, EvalError> {
         match &self.prog.lift {
@@ -91,11 +84,14 @@ impl EvalOp {
     /// `lift(values…, index)` into `out` (an element): one value's bytes per input array.
     pub fn lift_into(&self, values: &[&[u8]], index: u64, out: &mut [u8]) -> Result<(), EvalError> {
         let targets = self.input_targets()?;
-        self.lift_with(&targets, values, index, out)
+        self.lift_with(&mut self.frame(), &targets, values, index, out)
     }
 
-    fn lift_with(
-        &self,
+    /// [`EvalOp::lift_into`] in `frame` (a scan reuses one for every element), with `lift`'s
+    /// input targets.
+    fn lift_with<'a>(
+        &'a self,
+        frame: &mut Frame<'a>,
         targets: &[Target],
         values: &[&[u8]],
         index: u64,
@@ -107,27 +103,31 @@ impl EvalOp {
             out.copy_from_slice(values[0]);
             return Ok(());
         };
-        let mut frame = self.frame();
-        for ((name, _), (target, bytes)) in lift.inputs.iter().zip(targets.iter().zip(values)) {
+        frame.reuse();
+        // `targets` and `values` are one per input (`check_sizes`).
+        for (k, (name, _)) in lift.inputs.iter().enumerate() {
             if let Some(name) = name {
-                frame.bind(name, bytes::decode(target, bytes, 0));
+                frame.bind(name, bytes::decode(&targets[k], values[k], 0));
             }
         }
         if let Some(name) = &lift.index {
             frame.bind(name, Value::Int(PrimType::U64, i128::from(index)));
         }
-        let v = self.run(&mut frame, &lift.body)?;
+        let v = self.run(frame, &lift.body)?;
         self.store(v, out)
     }
 
     /// `project(element)` into `out` (an output value).
     pub fn project_into(&self, element: &[u8], out: &mut [u8]) -> Result<(), EvalError> {
         let target = self.output_target()?;
-        self.project_with(&target, element, out)
+        self.project_with(&mut self.frame(), &target, element, out)
     }
 
-    fn project_with(
-        &self,
+    /// [`EvalOp::project_into`] in `frame` (a scan reuses one for every element), with
+    /// `project`'s output target.
+    fn project_with<'a>(
+        &'a self,
+        frame: &mut Frame<'a>,
         target: &Target,
         element: &[u8],
         out: &mut [u8],
@@ -142,11 +142,11 @@ impl EvalOp {
                 got: out.len(),
             });
         }
-        let mut frame = self.frame();
+        frame.reuse();
         if let Some(name) = &project.param {
             frame.bind(name, bytes::decode(&self.prog.elem, element, 0));
         }
-        let v = self.run(&mut frame, &project.body)?.coerce(target);
+        let v = self.run(frame, &project.body)?.coerce(target);
         out.fill(0);
         if bytes::encode(target, &v, out, 0) {
             Ok(())
@@ -193,26 +193,27 @@ impl EvalOp {
         let mut lifted = vec![0u8; elem_size];
         let mut next = vec![0u8; elem_size];
         let mut values: Vec<&[u8]> = Vec::with_capacity(arrays.len());
+        let mut frame = self.frame();
         for i in 0..n {
             values.clear();
             for (array, target) in arrays.iter().zip(&inputs) {
                 let size = target.size();
                 values.push(&array[i * size..(i + 1) * size]);
             }
-            self.lift_with(&inputs, &values, i as u64, &mut lifted)?;
+            self.lift_with(&mut frame, &inputs, &values, i as u64, &mut lifted)?;
             let slot = &mut out[i * out_size..(i + 1) * out_size];
             if exclusive {
-                self.project_with(&output, &acc, slot)?;
+                self.project_with(&mut frame, &output, &acc, slot)?;
             }
             // As `EvalOp::scan`: an inclusive scan's first output is the first element itself.
             if i == 0 && !exclusive {
                 next.copy_from_slice(&lifted);
             } else {
-                self.combine_into(&acc, &lifted, &mut next)?;
+                self.combine_in(&mut frame, &acc, &lifted, &mut next)?;
             }
             std::mem::swap(&mut acc, &mut next);
             if !exclusive {
-                self.project_with(&output, &acc, slot)?;
+                self.project_with(&mut frame, &output, &acc, slot)?;
             }
         }
         Ok(out)

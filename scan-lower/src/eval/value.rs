@@ -31,8 +31,19 @@ pub(crate) struct FieldDef {
 impl StructDef {
     /// The field a Rust name (`r#type` too) names; fields keep their C names (`type_`).
     pub fn field(&self, name: &str) -> Option<usize> {
-        let name = name.strip_prefix("r#").unwrap_or(name);
-        self.fields.iter().position(|f| f.rust == name)
+        let name = match name.as_bytes() {
+            [b'r', b'#', ..] => &name[2..],
+            _ => name,
+        };
+        let fields = self.fields.as_slice();
+        let mut i = 0;
+        while i < fields.len() {
+            if fields[i].rust == name {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
     }
 }
 
@@ -114,29 +125,48 @@ impl Value {
 
     /// The value typed as `target`: literals take the type, aggregates coerce their parts,
     /// typed values are returned as they are.
-    pub fn coerce(self, target: &Target) -> Value {
-        match (self, target) {
-            (Value::IntLit(v), Target::Prim(p)) if p.is_int() => Value::Int(*p, wrap(*p, v)),
-            (Value::IntLit(v), Target::Prim(PrimType::F32)) => Value::F32(v as f32),
-            (Value::IntLit(v), Target::Prim(PrimType::F64)) => Value::F64(v as f64),
-            (Value::FloatLit(v, d), Target::Prim(PrimType::F32)) => Value::F32(lit_f32(v, &d)),
-            (Value::FloatLit(v, _), Target::Prim(PrimType::F64)) => Value::F64(v),
-            (Value::Struct(d, fs), Target::Struct(t)) => {
-                let fs = fs
-                    .into_iter()
-                    .zip(&t.fields)
-                    .map(|(v, f)| v.coerce(&f.ty))
-                    .collect();
-                Value::Struct(d, fs)
+    pub fn coerce(mut self, target: &Target) -> Value {
+        self.coerce_in_place(target);
+        self
+    }
+
+    /// [`Value::coerce`] without moving the value: an aggregate keeps its parts' storage (a
+    /// combine's result is coerced to the element once per element).
+    pub fn coerce_in_place(&mut self, target: &Target) {
+        let typed = match (&mut *self, target) {
+            (Value::IntLit(v), Target::Prim(p)) if p.is_int() => Value::Int(*p, wrap(*p, *v)),
+            (Value::IntLit(v), Target::Prim(PrimType::F32)) => Value::F32(*v as f32),
+            (Value::IntLit(v), Target::Prim(PrimType::F64)) => Value::F64(*v as f64),
+            (Value::FloatLit(v, d), Target::Prim(PrimType::F32)) => Value::F32(lit_f32(*v, d)),
+            (Value::FloatLit(v, _), Target::Prim(PrimType::F64)) => Value::F64(*v),
+            // Parts without a type to take are dropped, as zipping them with the types would.
+            (Value::Struct(_, fs), Target::Struct(t)) => {
+                fs.truncate(t.fields.len());
+                let mut i = 0;
+                while i < fs.len() {
+                    fs[i].coerce_in_place(&t.fields[i].ty);
+                    i += 1;
+                }
+                return;
             }
             (Value::Array(xs), Target::Array(t, _)) => {
-                Value::Array(xs.into_iter().map(|x| x.coerce(t)).collect())
+                for x in xs {
+                    x.coerce_in_place(t);
+                }
+                return;
             }
             (Value::Tuple(xs), Target::Tuple(ts)) => {
-                Value::Tuple(xs.into_iter().zip(ts).map(|(x, t)| x.coerce(t)).collect())
+                xs.truncate(ts.len());
+                let mut i = 0;
+                while i < xs.len() {
+                    xs[i].coerce_in_place(&ts[i]);
+                    i += 1;
+                }
+                return;
             }
-            (v, _) => v,
-        }
+            _ => return,
+        };
+        *self = typed;
     }
 
     /// The primitive type of a typed number.
