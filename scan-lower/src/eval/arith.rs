@@ -96,22 +96,22 @@ pub(crate) fn binary(op: BinOp, l: Value, r: Value, span: Span) -> Result<Value,
 
 /// `==` on aggregates (derived `PartialEq`: field by field, NaN unequal).
 fn equal(l: &Value, r: &Value, span: Span) -> Result<bool, EvalError> {
-    match (l, r) {
-        (Value::Struct(_, a), Value::Struct(_, b))
-        | (Value::Array(a), Value::Array(b))
-        | (Value::Tuple(a), Value::Tuple(b)) => {
-            for (x, y) in a.iter().zip(b) {
-                if !equal(x, y, span)? {
-                    return Ok(false);
-                }
+    let (a, b): (&[Value], &[Value]) = match (l, r) {
+        (Value::Struct(_, a), Value::Struct(_, b)) => (a, b),
+        (Value::Array(a), Value::Array(b)) | (Value::Tuple(a), Value::Tuple(b)) => (a, b),
+        _ => {
+            return match binary(BinOp::Eq, l.clone(), r.clone(), span)? {
+                Value::Bool(b) => Ok(b),
+                _ => Ok(false),
             }
-            Ok(a.len() == b.len())
         }
-        _ => match binary(BinOp::Eq, l.clone(), r.clone(), span)? {
-            Value::Bool(b) => Ok(b),
-            _ => Ok(false),
-        },
+    };
+    for (x, y) in a.iter().zip(b) {
+        if !equal(x, y, span)? {
+            return Ok(false);
+        }
     }
+    Ok(a.len() == b.len())
 }
 
 fn int_op(op: BinOp, p: PrimType, a: i128, b: i128) -> Value {

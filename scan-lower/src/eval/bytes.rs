@@ -33,7 +33,7 @@ pub(crate) fn decode(ty: &Target, bytes: &[u8], offset: usize) -> Value {
             for f in &d.fields {
                 fields.push(decode(&f.ty, bytes, offset + f.offset));
             }
-            Value::Struct(d.clone(), fields)
+            Value::Struct(d.clone(), fields.into_boxed_slice())
         }
         Target::Array(t, n) => {
             let size = t.size();

@@ -107,7 +107,7 @@ impl Interp<'_> {
             ExprKind::Continue => Err(Flow::Continue),
             ExprKind::Return(x) => {
                 let v = self.eval(f, x)?;
-                Err(Flow::Return(v))
+                Err(Flow::Return(Box::new(v)))
             }
             ExprKind::Assign(target, op, value) => {
                 let v = self.eval(f, value)?;
@@ -270,7 +270,7 @@ fn walk<'v>(slot: &'v mut Value, steps: &[Step], span: proc_macro2::Span) -> R<&
     let Some((step, rest)) = steps.split_first() else {
         return Ok(slot);
     };
-    let (parts, k): (&mut Vec<Value>, Option<usize>) = match (step, slot) {
+    let (parts, k): (&mut [Value], Option<usize>) = match (step, slot) {
         (Step::Field(n), Value::Struct(d, fs)) => {
             let k = d.field(n);
             (fs, k)

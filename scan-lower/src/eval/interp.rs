@@ -4,23 +4,24 @@
 use super::arith;
 use super::error::{line_of, unsupported, EvalError};
 use super::program::{ItemChain, Program};
-use super::value::{Target, Value};
+use super::value::{StructDef, Target, Value};
 use crate::ir::{BinOp, Const, Expr, ExprKind, Lit, StructRef, Ty, UnOp};
 use crate::methods::Method;
 use proc_macro2::Span;
 use scan_core::PrimType;
 
-/// How evaluation leaves an expression other than with its value.
+/// How evaluation leaves an expression other than with its value. Boxed, so that an
+/// `R<Value>` is no bigger than a `Value` (every expression returns one).
 pub(crate) enum Flow {
     Break,
     Continue,
-    Return(Value),
-    Error(EvalError),
+    Return(Box<Value>),
+    Error(Box<EvalError>),
 }
 
 impl From<EvalError> for Flow {
     fn from(e: EvalError) -> Flow {
-        Flow::Error(e)
+        Flow::Error(Box::new(e))
     }
 }
 
@@ -45,9 +46,8 @@ impl<'a> Frame<'a> {
         }
     }
 
-    /// Makes a frame that ran one of the operator's bodies ready to run another (a scan runs
-    /// every element's in one frame, keeping its storage): a body that returned has closed its
-    /// scopes, so only its parameters are left.
+    /// Makes a frame that ran one of the operator's bodies ready to run another: a body that
+    /// returned has closed its scopes, so only its parameters are left.
     pub fn reuse(&mut self) {
         self.locals.clear();
     }
@@ -100,6 +100,11 @@ pub(crate) struct Interp<'p> {
     pub prog: &'p Program,
     pub steps: u64,
     pub depth: usize,
+    /// The arguments of the built-in method calls being evaluated, innermost last. Kept
+    /// between calls (and a scan's elements), so that a call allocates none.
+    args: Vec<Value>,
+    /// The fields of the struct literals being evaluated, innermost last; kept likewise.
+    fields: Vec<Option<Value>>,
 }
 
 impl<'p> Interp<'p> {
@@ -108,7 +113,14 @@ impl<'p> Interp<'p> {
             prog,
             steps: 0,
             depth: 0,
+            args: Vec::new(),
+            fields: Vec::new(),
         }
+    }
+
+    /// Makes the interpreter ready for another evaluation: the step limit applies to each.
+    pub fn start(&mut self) {
+        self.steps = 0;
     }
 
     /// Counts one step (a loop iteration, a call).
@@ -194,7 +206,7 @@ impl<'p> Interp<'p> {
         match &e.kind {
             ExprKind::Field(base, name) => match self.eval(f, base)? {
                 Value::Struct(d, mut fs) => match d.field(name) {
-                    Some(i) => Ok(fs.swap_remove(i)),
+                    Some(i) => Ok(std::mem::replace(&mut fs[i], Value::Unit)),
                     None => Err(
                         unsupported(span, format!("field `{name}` of `{}`", d.rust_name)).into(),
                     ),
@@ -276,7 +288,6 @@ impl<'p> Interp<'p> {
         span: Span,
     ) -> R<Value> {
         let r = self.eval(f, recv)?;
-        let args = self.eval_all(f, args)?;
         self.method(f, name, r, args, span)
     }
 
@@ -290,8 +301,33 @@ impl<'p> Interp<'p> {
         span: Span,
     ) -> R<Value> {
         let r = self.eval(f, recv)?;
-        let args = self.eval_all(f, args)?;
-        Ok(super::methods::call(method, r, args, ty, span)?)
+        self.with_args(f, args, |args| {
+            Ok(super::methods::call(method, r, args, ty, span)?)
+        })
+    }
+
+    /// `then` of the values of `args`, which are evaluated onto the argument stack (and taken
+    /// off it after).
+    pub(super) fn with_args<'a, T>(
+        &mut self,
+        f: &mut Frame<'a>,
+        args: &'a [Expr],
+        then: impl FnOnce(&mut [Value]) -> R<T>,
+    ) -> R<T> {
+        let start = self.args.len();
+        let v = self
+            .push_args(f, args)
+            .and_then(|()| then(&mut self.args[start..]));
+        self.args.truncate(start);
+        v
+    }
+
+    fn push_args<'a>(&mut self, f: &mut Frame<'a>, xs: &'a [Expr]) -> R<()> {
+        for x in xs {
+            let v = self.eval(f, x)?;
+            self.args.push(v);
+        }
+        Ok(())
     }
 
     /// `helper(args)`, `Self::helper(args)`, `Type::helper(args)`.
@@ -329,30 +365,55 @@ impl<'p> Interp<'p> {
     ) -> R<Value> {
         let name = self.prog.struct_name(ty, f.self_ty, span)?;
         let def = self.prog.struct_def(name, span)?;
-        let mut values: Vec<Option<Value>> = match base {
+        let start = self.fields.len();
+        let v = self.struct_fields(f, &def, name, fields, base, span);
+        self.fields.truncate(start);
+        Ok(Value::Struct(def, v?))
+    }
+
+    /// A struct literal's field values, in declaration order. They are gathered on the field
+    /// stack (from its current top; the caller truncates it back), so that a literal allocates
+    /// only the struct.
+    fn struct_fields<'a>(
+        &mut self,
+        f: &mut Frame<'a>,
+        def: &StructDef,
+        name: &str,
+        fields: &'a [(String, Expr)],
+        base: Option<&'a Expr>,
+        span: Span,
+    ) -> R<Box<[Value]>> {
+        let start = self.fields.len();
+        match base {
             Some(b) => match self.eval(f, b)? {
-                Value::Struct(_, fs) => fs.into_iter().map(Some).collect(),
+                Value::Struct(_, fs) => self.fields.extend(fs.into_vec().into_iter().map(Some)),
                 other => return Err(unsupported(span, format!("`..` of {}", other.kind())).into()),
             },
-            None => vec![None; def.fields.len()],
-        };
+            // Pushed one by one: `resize_with` is hundreds of instructions unoptimised.
+            None => {
+                for _ in 0..def.fields.len() {
+                    self.fields.push(None);
+                }
+            }
+        }
         for (fname, x) in fields {
             let Some(i) = def.field(fname) else {
                 return Err(unsupported(x.span, format!("field `{fname}` of `{name}`")).into());
             };
-            values[i] = Some(self.eval(f, x)?.coerce(&def.fields[i].ty));
+            let v = self.eval(f, x)?.coerce(&def.fields[i].ty);
+            self.fields[start + i] = Some(v);
         }
-        let mut complete = Vec::with_capacity(values.len());
-        for v in values {
-            match v {
-                Some(v) => complete.push(v),
+        let mut values = Vec::with_capacity(self.fields.len() - start);
+        for v in &mut self.fields[start..] {
+            match v.take() {
+                Some(v) => values.push(v),
                 None => {
                     let what = format!("a `{name}` literal without every field");
                     return Err(unsupported(span, what).into());
                 }
             }
         }
-        Ok(Value::Struct(def, complete))
+        Ok(values.into_boxed_slice())
     }
 
     /// A constant length (`[x; N]`, `[T; N]`).

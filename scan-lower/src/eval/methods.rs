@@ -163,17 +163,18 @@ fn receiver_type(method: &Method, recv: &Value, args: &[Value], ty: Option<PrimT
 pub(crate) fn call(
     method: &Method,
     recv: Value,
-    mut args: Vec<Value>,
+    args: &mut [Value],
     ty: Option<PrimType>,
     span: Span,
 ) -> Result<Value, EvalError> {
     if let On::HalfFrom(from) = method.on {
         return half_from(method, from, recv, ty, span);
     }
-    let p = receiver_type(method, &recv, &args, ty);
+    let p = receiver_type(method, &recv, args, ty);
     let recv = recv.coerce(&Target::Prim(p));
     // Arguments past the method's own are dropped, as zipping them with its types would.
-    args.truncate(method.args.len());
+    let kept = args.len().min(method.args.len());
+    let args = &mut args[..kept];
     for (k, arg) in args.iter_mut().enumerate() {
         let t = match method.args[k] {
             ArgTy::Same => p,
@@ -184,27 +185,27 @@ pub(crate) fn call(
     }
     let result = match recv {
         Value::Int(p, x) => {
-            let (ints, n) = args_of(&args, Value::as_int);
+            let (ints, n) = args_of(args, Value::as_int);
             (n == args.len())
                 .then(|| int_method(method.name, p, x, &ints[..n]))
                 .flatten()
         }
         Value::F32(x) => {
-            let (fl, n) = args_of(&args, |v| match v {
+            let (fl, n) = args_of(args, |v| match v {
                 Value::F32(v) => Some(*v),
                 _ => None,
             });
-            f32_method(method.name, x, &fl[..n], first_int(&args))
+            f32_method(method.name, x, &fl[..n], first_int(args))
         }
         Value::F64(x) => {
-            let (fl, n) = args_of(&args, |v| match v {
+            let (fl, n) = args_of(args, |v| match v {
                 Value::F64(v) => Some(*v),
                 _ => None,
             });
-            f64_method(method.name, x, &fl[..n], first_int(&args))
+            f64_method(method.name, x, &fl[..n], first_int(args))
         }
         Value::F16(x) => {
-            let (hs, n) = args_of(&args, |v| match v {
+            let (hs, n) = args_of(args, |v| match v {
                 Value::F16(h) => Some(*h),
                 _ => None,
             });
@@ -213,7 +214,7 @@ pub(crate) fn call(
                 .flatten()
         }
         Value::BF16(x) => {
-            let (hs, n) = args_of(&args, |v| match v {
+            let (hs, n) = args_of(args, |v| match v {
                 Value::BF16(h) => Some(*h),
                 _ => None,
             });

@@ -73,8 +73,8 @@ impl EvalOp {
 
     /// `identity()` into `out` (the element's size).
     pub fn identity_into(&self, out: &mut [u8]) -> Result<(), EvalError> {
-        let mut frame = self.frame();
-        let v = self.run(&mut frame, &self.prog.identity)?;
+        let mut runner = self.runner();
+        let v = self.run(&mut runner, &self.prog.identity)?;
         self.store(v, out)
     }
 
@@ -97,19 +97,19 @@ impl EvalOp {
                 });
             }
         }
-        self.combine_in(&mut self.frame(), lhs, rhs, out)
+        self.combine_in(&mut self.runner(), lhs, rhs, out)
     }
 
-    /// [`EvalOp::combine_into`] (sizes checked) in `frame`, which a scan reuses for every
+    /// [`EvalOp::combine_into`] (sizes checked) in `runner`, which a scan reuses for every
     /// element.
     fn combine_in<'a>(
         &'a self,
-        frame: &mut Frame<'a>,
+        runner: &mut Runner<'a>,
         lhs: &[u8],
         rhs: &[u8],
         out: &mut [u8],
     ) -> Result<(), EvalError> {
-        frame.reuse();
+        let frame = runner.start();
         let [l, r] = &self.prog.combine_params;
         if let Some(name) = l {
             frame.bind(name, bytes::decode(&self.prog.elem, lhs, 0));
@@ -117,25 +117,29 @@ impl EvalOp {
         if let Some(name) = r {
             frame.bind(name, bytes::decode(&self.prog.elem, rhs, 0));
         }
-        let v = self.run(frame, &self.prog.combine)?;
+        let v = self.run(runner, &self.prog.combine)?;
         self.store(v, out)
     }
 
-    /// A frame for one of the operator's own bodies: the module's items in scope, `Self` the
+    /// What the operator's own bodies run in: the module's items in scope, `Self` the
     /// operator.
-    fn frame(&self) -> Frame<'_> {
-        Frame::new(vec![&self.prog.module], Some(&self.prog.op_name))
+    fn runner(&self) -> Runner<'_> {
+        Runner {
+            interp: Interp::new(&self.prog),
+            frame: Frame::new(vec![&self.prog.module], Some(&self.prog.op_name)),
+        }
     }
 
+    /// Runs one of the operator's bodies in `runner`, whose frame holds its parameters.
     fn run<'a>(
         &'a self,
-        frame: &mut Frame<'a>,
+        runner: &mut Runner<'a>,
         body: &'a crate::ir::Block,
     ) -> Result<value::Value, EvalError> {
-        let mut interp = Interp::new(&self.prog);
-        match interp.block(frame, body) {
-            Ok(v) | Err(Flow::Return(v)) => Ok(v),
-            Err(Flow::Error(e)) => Err(e),
+        match runner.interp.block(&mut runner.frame, body) {
+            Ok(v) => Ok(v),
+            Err(Flow::Return(v)) => Ok(*v),
+            Err(Flow::Error(e)) => Err(*e),
             Err(Flow::Break | Flow::Continue) => Err(error::unsupported(
                 body.span,
                 "`break` or `continue` outside a loop",
@@ -158,6 +162,23 @@ impl EvalOp {
                 ),
             ))
         }
+    }
+}
+
+/// The interpreter and the frame an operator's own bodies run in. A scan runs every element's
+/// bodies in one, reusing its storage.
+struct Runner<'a> {
+    interp: Interp<'a>,
+    frame: Frame<'a>,
+}
+
+impl<'a> Runner<'a> {
+    /// Makes the runner ready to run a body (the step limit applies to each); returns the
+    /// frame to bind its parameters in.
+    fn start(&mut self) -> &mut Frame<'a> {
+        self.interp.start();
+        self.frame.reuse();
+        &mut self.frame
     }
 }
 

@@ -5,7 +5,7 @@ use super::error::unsupported;
 use super::interp::{Flow, Frame, Interp, R};
 use super::program::{find_item, item_key};
 use super::value::Value;
-use crate::ir::Item;
+use crate::ir::{Expr, Item};
 use proc_macro2::Span;
 
 impl Interp<'_> {
@@ -46,26 +46,29 @@ impl Interp<'_> {
     }
 
     /// `recv.name(args)`: a method of a struct's impl, or a built-in of a number.
-    pub(super) fn method(
+    pub(super) fn method<'a>(
         &mut self,
-        f: &mut Frame<'_>,
+        f: &mut Frame<'a>,
         name: &str,
         recv: Value,
-        args: Vec<Value>,
+        args: &'a [Expr],
         span: Span,
     ) -> R<Value> {
         if let Value::Struct(d, _) = &recv {
             let owner = d.clone();
-            let mut all = vec![recv];
-            all.extend(args);
+            let mut all = Vec::with_capacity(1 + args.len());
+            all.push(recv);
+            for x in args {
+                all.push(self.eval(f, x)?);
+            }
             return self.call(f, Some(&owner.rust_name), name, all, span);
         }
-        match crate::methods::find(name) {
+        self.with_args(f, args, |args| match crate::methods::find(name) {
             Some(m) => Ok(super::methods::call(m, recv, args, None, span)?),
             None => {
                 Err(unsupported(span, format!("the method `{name}` on {}", recv.kind())).into())
             }
-        }
+        })
     }
 
     /// Calls the helper `owner::name` (`name` without an owner) with `args`.
@@ -102,7 +105,8 @@ impl Interp<'_> {
         let result = self.block(&mut frame, &helper.body);
         self.depth -= 1;
         let v = match result {
-            Ok(v) | Err(Flow::Return(v)) => v,
+            Ok(v) => v,
+            Err(Flow::Return(v)) => *v,
             Err(Flow::Break | Flow::Continue) => {
                 return Err(unsupported(span, "`break` outside a loop").into())
             }

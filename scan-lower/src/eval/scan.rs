@@ -26,7 +26,7 @@ impl EvalOp {
         let n = input.len() / size;
         let mut acc = self.identity()?;
         let mut next = vec![0u8; size];
-        let mut frame = self.frame();
+        let mut runner = self.runner();
         for i in 0..n {
             let x = &input[i * size..(i + 1) * size];
             let out = &mut output[i * size..(i + 1) * size];
@@ -38,7 +38,7 @@ impl EvalOp {
             if i == 0 && !exclusive {
                 next.copy_from_slice(x);
             } else {
-                self.combine_in(&mut frame, &acc, x, &mut next)?;
+                self.combine_in(&mut runner, &acc, x, &mut next)?;
             }
             std::mem::swap(&mut acc, &mut next);
             if !exclusive {

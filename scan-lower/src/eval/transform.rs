@@ -4,9 +4,9 @@
 
 use super::bytes;
 use super::error::{self, EvalError};
-use super::interp::{Flow, Frame, Interp};
+use super::interp::Flow;
 use super::value::{Target, Value};
-use super::EvalOp;
+use super::{EvalOp, Runner};
 use scan_core::PrimType;
 
 /// The layout of one value the evaluator reads or writes (an input array's value, an output).
@@ -47,11 +47,10 @@ impl EvalOp {
         match &self.prog.lift {
             None => Ok(vec![self.prog.elem.clone()]),
             Some(lift) => {
-                let mut frame = self.frame();
-                let mut interp = Interp::new(&self.prog);
+                let Runner { interp, frame } = &mut self.runner();
                 lift.inputs
                     .iter()
-                    .map(|(_, ty)| interp.target(&mut frame, ty, lift.body.span))
+                    .map(|(_, ty)| interp.target(frame, ty, lift.body.span))
                     .collect::<Result<_, Flow>>()
                     .map_err(flow_error)
             }
@@ -63,9 +62,9 @@ impl EvalOp {
         match &self.prog.project {
             None => Ok(self.prog.elem.clone()),
             Some(project) => {
-                let mut frame = self.frame();
-                Interp::new(&self.prog)
-                    .target(&mut frame, &project.output, project.body.span)
+                let Runner { interp, frame } = &mut self.runner();
+                interp
+                    .target(frame, &project.output, project.body.span)
                     .map_err(flow_error)
             }
         }
@@ -84,14 +83,14 @@ impl EvalOp {
     /// `lift(values…, index)` into `out` (an element): one value's bytes per input array.
     pub fn lift_into(&self, values: &[&[u8]], index: u64, out: &mut [u8]) -> Result<(), EvalError> {
         let targets = self.input_targets()?;
-        self.lift_with(&mut self.frame(), &targets, values, index, out)
+        self.lift_with(&mut self.runner(), &targets, values, index, out)
     }
 
-    /// [`EvalOp::lift_into`] in `frame` (a scan reuses one for every element), with `lift`'s
+    /// [`EvalOp::lift_into`] in `runner` (a scan reuses one for every element), with `lift`'s
     /// input targets.
     fn lift_with<'a>(
         &'a self,
-        frame: &mut Frame<'a>,
+        runner: &mut Runner<'a>,
         targets: &[Target],
         values: &[&[u8]],
         index: u64,
@@ -103,7 +102,7 @@ impl EvalOp {
             out.copy_from_slice(values[0]);
             return Ok(());
         };
-        frame.reuse();
+        let frame = runner.start();
         // `targets` and `values` are one per input (`check_sizes`).
         for (k, (name, _)) in lift.inputs.iter().enumerate() {
             if let Some(name) = name {
@@ -113,21 +112,21 @@ impl EvalOp {
         if let Some(name) = &lift.index {
             frame.bind(name, Value::Int(PrimType::U64, i128::from(index)));
         }
-        let v = self.run(frame, &lift.body)?;
+        let v = self.run(runner, &lift.body)?;
         self.store(v, out)
     }
 
     /// `project(element)` into `out` (an output value).
     pub fn project_into(&self, element: &[u8], out: &mut [u8]) -> Result<(), EvalError> {
         let target = self.output_target()?;
-        self.project_with(&mut self.frame(), &target, element, out)
+        self.project_with(&mut self.runner(), &target, element, out)
     }
 
-    /// [`EvalOp::project_into`] in `frame` (a scan reuses one for every element), with
+    /// [`EvalOp::project_into`] in `runner` (a scan reuses one for every element), with
     /// `project`'s output target.
     fn project_with<'a>(
         &'a self,
-        frame: &mut Frame<'a>,
+        runner: &mut Runner<'a>,
         target: &Target,
         element: &[u8],
         out: &mut [u8],
@@ -142,11 +141,11 @@ impl EvalOp {
                 got: out.len(),
             });
         }
-        frame.reuse();
+        let frame = runner.start();
         if let Some(name) = &project.param {
             frame.bind(name, bytes::decode(&self.prog.elem, element, 0));
         }
-        let v = self.run(frame, &project.body)?.coerce(target);
+        let v = self.run(runner, &project.body)?.coerce(target);
         out.fill(0);
         if bytes::encode(target, &v, out, 0) {
             Ok(())
@@ -193,27 +192,27 @@ impl EvalOp {
         let mut lifted = vec![0u8; elem_size];
         let mut next = vec![0u8; elem_size];
         let mut values: Vec<&[u8]> = Vec::with_capacity(arrays.len());
-        let mut frame = self.frame();
+        let mut runner = self.runner();
         for i in 0..n {
             values.clear();
             for (array, target) in arrays.iter().zip(&inputs) {
                 let size = target.size();
                 values.push(&array[i * size..(i + 1) * size]);
             }
-            self.lift_with(&mut frame, &inputs, &values, i as u64, &mut lifted)?;
+            self.lift_with(&mut runner, &inputs, &values, i as u64, &mut lifted)?;
             let slot = &mut out[i * out_size..(i + 1) * out_size];
             if exclusive {
-                self.project_with(&mut frame, &output, &acc, slot)?;
+                self.project_with(&mut runner, &output, &acc, slot)?;
             }
             // As `EvalOp::scan`: an inclusive scan's first output is the first element itself.
             if i == 0 && !exclusive {
                 next.copy_from_slice(&lifted);
             } else {
-                self.combine_in(&mut frame, &acc, &lifted, &mut next)?;
+                self.combine_in(&mut runner, &acc, &lifted, &mut next)?;
             }
             std::mem::swap(&mut acc, &mut next);
             if !exclusive {
-                self.project_with(&mut frame, &output, &acc, slot)?;
+                self.project_with(&mut runner, &output, &acc, slot)?;
             }
         }
         Ok(out)
@@ -240,7 +239,7 @@ fn check_sizes(targets: &[Target], values: &[&[u8]]) -> Result<(), EvalError> {
 
 fn flow_error(flow: Flow) -> EvalError {
     match flow {
-        Flow::Error(e) => e,
+        Flow::Error(e) => *e,
         _ => error::unsupported(proc_macro2::Span::call_site(), "control flow in a type"),
     }
 }

@@ -87,7 +87,9 @@ pub(crate) enum Value {
     IntLit(i128),
     /// A float literal; the digits as written, so that an `f32` is rounded once, from them.
     FloatLit(f64, Option<Rc<str>>),
-    Struct(Rc<StructDef>, Vec<Value>),
+    /// The fields in declaration order (a boxed slice keeps a `Value` 32 bytes, which an
+    /// unoptimised build moves without calling `memcpy`).
+    Struct(Rc<StructDef>, Box<[Value]>),
     Array(Vec<Value>),
     Tuple(Vec<Value>),
     /// What a statement-like expression (`if c { return x; }`, a loop) yields.
@@ -141,7 +143,11 @@ impl Value {
             (Value::FloatLit(v, _), Target::Prim(PrimType::F64)) => Value::F64(*v),
             // Parts without a type to take are dropped, as zipping them with the types would.
             (Value::Struct(_, fs), Target::Struct(t)) => {
-                fs.truncate(t.fields.len());
+                if fs.len() > t.fields.len() {
+                    let mut kept = std::mem::take(fs).into_vec();
+                    kept.truncate(t.fields.len());
+                    *fs = kept.into_boxed_slice();
+                }
                 let mut i = 0;
                 while i < fs.len() {
                     fs[i].coerce_in_place(&t.fields[i].ty);
