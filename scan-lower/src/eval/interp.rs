@@ -230,9 +230,16 @@ impl<'p> Interp<'p> {
         index: &'a Expr,
         span: Span,
     ) -> R<Value> {
+        // An element of a local array is read in place (`xs[i]` copies one element, not
+        // `xs`), when reading the index cannot assign to the array first.
+        if peek(f, base).is_some() && !assigns(index) {
+            let i = self.eval(f, index)?;
+            let b = peek(f, base).expect("reading the index assigned nothing");
+            return Ok(element(b, &i, span)?.clone());
+        }
         let b = self.eval(f, base)?;
         let i = self.eval(f, index)?;
-        index_of(b, &i, span).map_err(Flow::from)
+        Ok(element(&b, &i, span)?.clone())
     }
 
     fn unary<'a>(&mut self, f: &mut Frame<'a>, op: UnOp, x: &'a Expr, span: Span) -> R<Value> {
@@ -446,7 +453,8 @@ impl<'p> Interp<'p> {
     }
 }
 
-/// The value a chain of fields of a local names, borrowed (`None`: not such a chain).
+/// The value a chain of fields, parts and elements of a local names, borrowed (`None`: not
+/// such a chain).
 fn peek<'f>(f: &'f Frame<'_>, e: &Expr) -> Option<&'f Value> {
     match &e.kind {
         ExprKind::Var(n) => f.local(n),
@@ -458,19 +466,39 @@ fn peek<'f>(f: &'f Frame<'_>, e: &Expr) -> Option<&'f Value> {
             Value::Tuple(xs) => xs.get(*i),
             _ => None,
         },
+        // `xs[k]` with `k` a literal or a local: an index in bounds (else the error is the
+        // evaluation's to report).
+        ExprKind::Index(b, i) => {
+            let k = match &i.kind {
+                ExprKind::Lit(l) => literal(l).as_int(),
+                _ => peek(f, i)?.as_int(),
+            };
+            match peek(f, b)? {
+                Value::Array(xs) => xs.get(usize::try_from(k?).ok()?),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
 
-fn index_of(base: Value, i: &Value, span: Span) -> Result<Value, EvalError> {
-    let Value::Array(mut xs) = base else {
+/// Whether evaluating `e` may assign to a local (in a block inside it).
+fn assigns(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| found |= matches!(x.kind, ExprKind::Assign(..)));
+    found
+}
+
+/// `base[i]`.
+fn element<'v>(base: &'v Value, i: &Value, span: Span) -> Result<&'v Value, EvalError> {
+    let Value::Array(xs) = base else {
         return Err(unsupported(span, format!("indexing {}", base.kind())));
     };
     let Some(i) = i.as_int() else {
         return Err(unsupported(span, format!("an index of {}", i.kind())));
     };
     match usize::try_from(i).ok().filter(|&k| k < xs.len()) {
-        Some(k) => Ok(xs.swap_remove(k)),
+        Some(k) => Ok(&xs[k]),
         None => Err(EvalError::IndexOutOfBounds {
             line: line_of(span),
             index: i,
