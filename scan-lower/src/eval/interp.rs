@@ -31,7 +31,7 @@ pub(crate) type R<T> = Result<T, Flow>;
 /// IR it runs (`'a`), so entering a scope or binding a local allocates no string.
 pub(crate) struct Frame<'a> {
     /// Locals in scope, innermost last; a scope ends by truncating to its [`Frame::scope`].
-    pub locals: Vec<(&'a str, Value)>,
+    locals: Vec<(&'a str, Value)>,
     pub items: ItemChain<'a>,
     /// What `Self` names.
     pub self_ty: Option<&'a str>,

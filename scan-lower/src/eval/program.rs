@@ -64,8 +64,10 @@ pub(crate) struct Program {
     pub lift: Option<LiftIr>,
     /// `fn project`, when the operator has one.
     pub project: Option<ProjectIr>,
-    pub helpers: RefCell<HashMap<*const FnItem, Rc<Helper>>>,
-    pub consts: RefCell<HashMap<*const ConstItem, Rc<ConstIr>>>,
+    /// Helpers and `const`s converted so far, by item. A list: an operator uses a few, and
+    /// comparing pointers beats hashing them in an unoptimised build.
+    pub helpers: RefCell<Vec<(*const FnItem, Rc<Helper>)>>,
+    pub consts: RefCell<Vec<(*const ConstItem, Rc<ConstIr>)>>,
 }
 
 /// The IR of syn that the lowering has already accepted; an error here would be a bug.
@@ -123,8 +125,8 @@ impl Program {
     /// A helper's converted signature and body.
     pub fn helper(&self, item: &Rc<FnItem>) -> Result<Rc<Helper>, EvalError> {
         let key = Rc::as_ptr(item);
-        if let Some(h) = self.helpers.borrow().get(&key) {
-            return Ok(h.clone());
+        if let Some(h) = cached(&self.helpers.borrow(), key) {
+            return Ok(h);
         }
         let mut errors = Errors::new();
         let (sig, body) = {
@@ -138,15 +140,15 @@ impl Program {
             body,
             owner: item.owner.clone(),
         });
-        self.helpers.borrow_mut().insert(key, helper.clone());
+        self.helpers.borrow_mut().push((key, helper.clone()));
         Ok(helper)
     }
 
     /// A `const`'s type and initialiser, converted.
     pub fn const_ir(&self, item: &Rc<ConstItem>) -> Result<Rc<ConstIr>, EvalError> {
         let key = Rc::as_ptr(item);
-        if let Some(c) = self.consts.borrow().get(&key) {
-            return Ok(c.clone());
+        if let Some(c) = cached(&self.consts.borrow(), key) {
+            return Ok(c);
         }
         let mut errors = Errors::new();
         let (ty, init) = {
@@ -154,9 +156,19 @@ impl Program {
             (b.ty(&item.ty, "`const`s"), b.expr(&item.init))
         };
         let ir = Rc::new(built(errors, ConstIr { ty, init }, item.span)?);
-        self.consts.borrow_mut().insert(key, ir.clone());
+        self.consts.borrow_mut().push((key, ir.clone()));
         Ok(ir)
     }
+}
+
+/// The conversion of the item at `key`, when made.
+fn cached<T, C>(converted: &[(*const T, Rc<C>)], key: *const T) -> Option<Rc<C>> {
+    for (item, c) in converted {
+        if *item == key {
+            return Some(c.clone());
+        }
+    }
+    None
 }
 
 /// Finds the item `owner::name` (`name` without an owner) in a chain; returns it with the
