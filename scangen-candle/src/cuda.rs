@@ -36,7 +36,7 @@ mod imp {
     use scangen::ScanOp;
     use std::any::{Any, TypeId};
     use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
+    use std::sync::{Arc, Mutex, OnceLock};
 
     /// Which kernel a scan of shape `(a, d, b)` uses.
     #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -56,8 +56,14 @@ mod imp {
         GPUS.get_or_init(Default::default)
     }
 
-    fn scanners() -> &'static Mutex<HashMap<Key, Box<dyn Any + Send>>> {
-        static SCANNERS: OnceLock<Mutex<HashMap<Key, Box<dyn Any + Send>>>> = OnceLock::new();
+    /// One scanner per key, built by the first thread that asks for it. The cache's own lock is
+    /// held only to find the entry: building (an NVRTC compile of seconds) and scanning lock the
+    /// entry alone, so scans of other operators, options or shapes, and their compiles, go on
+    /// in other threads meanwhile. A scanner owns its scratch: one scan uses it at a time.
+    type Entry = Arc<Mutex<Option<Box<dyn Any + Send>>>>;
+
+    fn scanners() -> &'static Mutex<HashMap<Key, Entry>> {
+        static SCANNERS: OnceLock<Mutex<HashMap<Key, Entry>>> = OnceLock::new();
         SCANNERS.get_or_init(Default::default)
     }
 
@@ -83,8 +89,14 @@ mod imp {
         Op::Elem: ScanDType,
     {
         let key = (ordinal, TypeId::of::<Op>(), opts, shape);
-        let mut cache = scanners().lock().unwrap_or_else(|e| e.into_inner());
-        if !cache.contains_key(&key) {
+        let entry = scanners()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_default()
+            .clone();
+        let mut slot = entry.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
             let options = opts.scan_options();
             let options = match shape {
                 Shape3::Flat => options,
@@ -92,10 +104,10 @@ mod imp {
                 Shape3::Columns => options.segmented(Segments::Columns),
             };
             let scanner = gpu(ordinal)?.scanner::<Op>(options)?;
-            cache.insert(key, Box::new(scanner));
+            *slot = Some(Box::new(scanner));
         }
-        let scanner = cache
-            .get_mut(&key)
+        let scanner = slot
+            .as_mut()
             .and_then(|s| s.downcast_mut::<Scanner<Op>>())
             .expect("the cache holds a scanner of this operator under its key");
         f(scanner)

@@ -382,31 +382,63 @@ pub fn cases(
 
 /// Every function, dtype, shape, layout and mode on `device`.
 pub fn check_all(device: &Device) -> Result<usize> {
-    let mut count = 0;
-    for (f, func) in FUNCS.iter().chain([&Func::LastNonZero]).enumerate() {
-        for (k, dtype) in DTYPES.into_iter().enumerate() {
-            if !func.applies_to(dtype) {
-                continue;
-            }
-            let seed = (f * 16 + k) as u64;
-            // Progress with times: most of a first run is compiling each shape's kernels, and a
-            // run stopped at its time limit should say how far it got.
-            let started = std::time::Instant::now();
-            let before = count;
-            for (case, t, dims) in cases(*func, dtype, seed, device)? {
-                for dim in dims {
-                    for opts in MODES {
-                        check(*func, &t, dim, opts, &case)?;
-                        count += 1;
+    let jobs: Vec<(usize, Func, usize, DType)> = FUNCS
+        .iter()
+        .chain([&Func::LastNonZero])
+        .enumerate()
+        .flat_map(|(f, func)| {
+            DTYPES
+                .into_iter()
+                .enumerate()
+                .filter(|&(_, dtype)| func.applies_to(dtype))
+                .map(move |(k, dtype)| (f, *func, k, dtype))
+        })
+        .collect();
+    // Each (function, dtype) in its own worker, as many as there are cores: a first run is mostly
+    // NVRTC compiles of the shapes' kernels (seconds each), which the scanner cache runs side by
+    // side for different operators.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(jobs.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let counts: Vec<Result<usize>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut count = 0;
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(f, func, k, dtype)) = jobs.get(i) else {
+                            return Ok(count);
+                        };
+                        count += check_function(device, func, dtype, (f * 16 + k) as u64)?;
                     }
-                }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    counts.into_iter().sum()
+}
+
+/// Every case, dimension and mode of one function on one dtype; the number of comparisons.
+fn check_function(device: &Device, func: Func, dtype: DType, seed: u64) -> Result<usize> {
+    // Progress with times: most of a first run is compiling each shape's kernels, and a run
+    // stopped at its time limit should say how far it got.
+    let started = std::time::Instant::now();
+    let mut count = 0;
+    for (case, t, dims) in cases(func, dtype, seed, device)? {
+        for dim in dims {
+            for opts in MODES {
+                check(func, &t, dim, opts, &case)?;
+                count += 1;
             }
-            println!(
-                "{func:?} {dtype:?}: {} comparisons in {:.2?}",
-                count - before,
-                started.elapsed()
-            );
         }
     }
+    println!(
+        "{func:?} {dtype:?}: {count} comparisons in {:.2?}",
+        started.elapsed()
+    );
     Ok(count)
 }
