@@ -113,6 +113,12 @@ where
             t.dtype()
         );
     }
+    if t.elem_count() == 0 {
+        // The scan of nothing is nothing, of the same shape; candle's CUDA copy kernels (a
+        // strided empty tensor made contiguous) would launch an empty grid, which the driver
+        // refuses.
+        return Ok(t.detach());
+    }
     let t = t.contiguous()?;
     t.apply_op1_no_bwd(&TensorScan::<Op> {
         dim,
@@ -148,6 +154,11 @@ fn via_f32(
     dim: usize,
     f: impl FnOnce(&Tensor, usize) -> Result<Tensor>,
 ) -> Result<Tensor> {
+    if t.elem_count() == 0 {
+        // Nothing to scan, and candle 0.11's CUDA `to_dtype` of an empty tensor launches an
+        // empty grid, which the driver refuses (CUDA_ERROR_INVALID_VALUE).
+        return Ok(t.detach());
+    }
     f(&t.to_dtype(DType::F32)?, dim)?.to_dtype(t.dtype())
 }
 
