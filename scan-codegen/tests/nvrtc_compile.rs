@@ -3,8 +3,8 @@
 //! default policy (no stack frame, no spills), once its register cap is loosened where ptxas
 //! spills, as the runtime does (`TuningPolicy::relaxed_register_cap`).
 //!
-//! Needs NVRTC and ptxas: `. scripts/cuda-tools.sh`. Without them the test prints why and passes,
-//! unless `SCANGEN_REQUIRE_NVRTC=1` (CI), which makes it fail.
+//! Needs NVRTC and ptxas: `. scripts/cuda-tools.sh`. Without them the test is ignored
+//! (`scan_testenv::needs`), unless `SCANGEN_REQUIRE_NVRTC=1` (CI), which makes it fail.
 
 mod common;
 
