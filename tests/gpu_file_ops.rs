@@ -141,11 +141,12 @@ fn file_operators_match_the_evaluator_on_the_gpu() {
             let exclusive = mode == ScanMode::Exclusive;
             // One input and one evaluator reference per size, shared by the algorithms (the
             // evaluator is an interpreter: the reference costs more than the scans).
-            let input_sizes = gpu
-                .byte_scanner(&spec, transform.as_ref(), &identity, ScanOptions::default())
-                .unwrap_or_else(|e| panic!("{name}: {e}"))
-                .input_sizes()
-                .to_vec();
+            let input_sizes: Vec<usize> = eval
+                .input_layouts()
+                .unwrap()
+                .iter()
+                .map(|l| l.size)
+                .collect();
             let cases: Vec<(usize, Vec<Vec<u8>>, Vec<u8>)> = SIZES
                 .iter()
                 .map(|&n| {

@@ -488,8 +488,8 @@ fn render_scan(
         // The L2 prefetch asks for a tile's bytes as one contiguous range; strided rows have none.
         policy.l2_prefetch_tiles = 0;
     }
-    // A fused scan's exchange stages the input arrays and the output in the transpose buffer,
-    // which grows if one of them needs more room than the elements.
+    // A fused scan's exchange stages the input arrays, then the output, in the transpose
+    // buffer, which is sized for them (fused.cu.tera).
     let staged_sizes: Option<Vec<usize>> = transform.map(|t| {
         t.inputs
             .iter()
@@ -594,7 +594,13 @@ fn render_scan(
         },
     );
 
-    insert_io(&mut ctx, op, transform, policy.items_per_thread);
+    insert_io(
+        &mut ctx,
+        op,
+        transform,
+        policy.items_per_thread,
+        staged_sizes.as_deref(),
+    );
 
     ctx.insert("block_threads", &policy.block_threads);
     ctx.insert("items_per_thread", &policy.items_per_thread);
@@ -673,6 +679,7 @@ fn insert_io(
     op: &OpSpec,
     transform: Option<&TransformSpec>,
     items_per_thread: u32,
+    staged_sizes: Option<&[usize]>,
 ) {
     let Some(t) = transform else {
         ctx.insert("fused", &false);
@@ -727,10 +734,9 @@ fn insert_io(
         "fused_output_pad",
         &layout::stage_padding(t.output.size(), items_per_thread),
     );
-    let staged: Vec<usize> = sizes.iter().copied().chain([t.output.size()]).collect();
     ctx.insert(
         "fused_warp_bytes",
-        &layout::fused_warp_bytes(items_per_thread, &staged),
+        &layout::fused_warp_bytes(items_per_thread, staged_sizes.unwrap_or_default()),
     );
     ctx.insert("lift_body", &indent_body(&t.lift_body));
     ctx.insert("project_param", &t.project_param);

@@ -38,6 +38,17 @@ pub enum Kernel {
 }
 
 impl Kernel {
+    /// The kernel that reduces hierarchy level `level` into the next: the input (level 0) is
+    /// read in the scan's order (a suffix scan's from the end, a fused scan's lifted), the levels
+    /// above hold totals in that order already.
+    pub fn level_reduction(level: usize) -> Kernel {
+        if level == 0 {
+            Kernel::ReduceTiles
+        } else {
+            Kernel::ReduceSpine
+        }
+    }
+
     /// The kernel's entry-point name in the generated module.
     pub fn name(self) -> &'static str {
         match self {
@@ -175,13 +186,7 @@ fn plan_launches(algorithm: Algorithm, n: u64, tile: u64) -> Result<LaunchPlan, 
     }
     for (l, &len) in lens[..k].iter().enumerate() {
         launches.push(Launch {
-            // The input is read in the scan's order (a suffix scan's from the end); the levels
-            // above hold totals in that order already.
-            kernel: if l == 0 {
-                Kernel::ReduceTiles
-            } else {
-                Kernel::ReduceSpine
-            },
+            kernel: Kernel::level_reduction(l),
             input: buffer(l),
             output: Buffer::Level(l + 1),
             n: len,

@@ -330,13 +330,7 @@ where
         let levels = plan.lens.len();
         for l in 0..levels - 1 {
             let (src, dst, count) = (level(l), level(l + 1), plan.lens[l]);
-            // Level 0 is the input (lifted from the input arrays by a fused reduction); the
-            // levels above hold totals.
-            let kernel = if l == 0 {
-                Kernel::ReduceTiles
-            } else {
-                Kernel::ReduceSpine
-            };
+            let kernel = Kernel::level_reduction(l);
             let mut args = match lifted {
                 Some((module, inputs)) if l == 0 => {
                     let mut args = stream.launch_builder(module.function(kernel));
