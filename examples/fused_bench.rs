@@ -10,14 +10,15 @@
 //! ```
 //!
 //! Arguments: log2 of the sizes (default 20,24,28) and repetitions (default 20; the median is
-//! reported). Without a GPU it says so and exits 0. The unfused kernels are written by hand in
+//! reported). `--policies 128x8x6,256x16` times the fused scans alone under each launch shape
+//! (threads x items per thread x blocks per SM of the register cap). Without a GPU it says so and exits 0. The unfused kernels are written by hand in
 //! CUDA here on purpose: they are what a user writes today.
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use scangen::runtime::cudarc::driver::sys::CUevent_flags;
 use scangen::runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use scangen::runtime::cudarc::nvrtc::compile_ptx;
-use scangen::runtime::{Algorithm, CpuScanner, Gpu, ScanExtras, ScanOptions};
+use scangen::runtime::{Algorithm, CpuScanner, Gpu, ScanExtras, ScanOptions, TuningPolicy};
 use std::sync::Arc;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -101,8 +102,45 @@ fn grid(n: usize) -> LaunchConfig {
     }
 }
 
+/// The fused scan's launch shape: the default policy, or one from `--policies` (a sweep of
+/// the fused scans alone, to tune the policy by).
+#[derive(Clone, Copy)]
+struct Shape {
+    policy: Option<TuningPolicy>,
+}
+
+impl Shape {
+    fn options(self) -> ScanOptions {
+        ScanOptions {
+            policy: self.policy,
+            ..ScanOptions::default()
+        }
+    }
+}
+
+/// `THREADSxITEMS[xBLOCKS]` (blocks per SM of the register cap; 1 = none) as a policy of the
+/// default shape otherwise.
+fn parse_policy(text: &str) -> Res<TuningPolicy> {
+    let parts: Vec<u32> = text
+        .split('x')
+        .map(|p| p.trim().parse())
+        .collect::<Result<_, _>>()?;
+    let (threads, items, blocks) = match parts[..] {
+        [t, i] => (t, i, 1),
+        [t, i, b] => (t, i, b),
+        _ => return Err(format!("policy {text:?}: THREADSxITEMS[xBLOCKS]").into()),
+    };
+    let default = TuningPolicy::for_target(90, Algorithm::SinglePass, 32);
+    Ok(TuningPolicy {
+        block_threads: threads,
+        items_per_thread: items,
+        min_blocks_per_sm: blocks,
+        ..default
+    })
+}
+
 struct Row {
-    op: &'static str,
+    op: String,
     log2: u32,
     fused_ms: f64,
     unfused_ms: f64,
@@ -110,6 +148,11 @@ struct Row {
 }
 
 impl Row {
+    fn fused_only(op: &str, p: TuningPolicy, log2: u32, fused_ms: f64, copy_ms: f64) -> Row {
+        let op = format!("{op} {}x{}x{}", p.block_threads, p.items_per_thread, p.min_blocks_per_sm);
+        Row { op, log2, fused_ms, unfused_ms: f64::NAN, copy_ms }
+    }
+
     fn print(&self) {
         println!(
             "| {} | 2^{} | {:.1} | {:.1} | {:.3} | {:.3} | {:.2}x |",
@@ -124,7 +167,7 @@ impl Row {
     }
 }
 
-fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Row> {
+fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Shape) -> Res<Row> {
     let n = 1usize << log2;
     let mut rng = StdRng::seed_from_u64(0x6b0 + log2 as u64);
     let host: Vec<i64> = (0..n)
@@ -132,7 +175,7 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Ro
         .collect();
     let x = stream.clone_htod(&host)?;
     let mut y: CudaSlice<i64> = stream.alloc_zeros(n)?;
-    let mut fused = gpu.transform_scanner::<Kadane>(ScanOptions::default())?;
+    let mut fused = gpu.transform_scanner::<Kadane>(shape.options())?;
     fused.scanner().prepare(n as u64, stream)?;
     let fused_ms = time(stream, reps, || {
         fused.transform_scan_device(stream, &x, &mut y, ScanExtras::default())?;
@@ -141,6 +184,9 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Ro
     let want = CpuScanner::<Kadane>::new(ScanOptions::default()).transform_scan(host.as_slice())?;
     if stream.clone_dtoh(&y)? != want {
         return Err(format!("fused Kadane at 2^{log2} differs from the CPU").into());
+    }
+    if let Some(policy) = shape.policy {
+        return Ok(Row::fused_only("kadane i64 -> i64", policy, log2, fused_ms, copy_ms(stream, 8 * n, reps)?));
     }
     // Unfused: lift kernel, plain scan of the 32-byte elements, project kernel.
     let module = gpu.context().load_module(compile_ptx(MAPS)?)?;
@@ -172,7 +218,7 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Ro
     // Bytes of the fused ideal: 8 read + 8 written per element; a copy of 8n bytes moves that.
     let copy = copy_ms(stream, 8 * n, reps)?;
     Ok(Row {
-        op: "kadane i64 -> i64",
+        op: "kadane i64 -> i64".into(),
         log2,
         fused_ms,
         unfused_ms,
@@ -180,7 +226,7 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Ro
     })
 }
 
-fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Row> {
+fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Shape) -> Res<Row> {
     let n = 1usize << log2;
     let mut rng = StdRng::seed_from_u64(0xa5 + log2 as u64);
     let host: Vec<f32> = (0..n)
@@ -188,7 +234,7 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Ro
         .collect();
     let x = stream.clone_htod(&host)?;
     let mut y: CudaSlice<u64> = stream.alloc_zeros(n)?;
-    let mut fused = gpu.transform_scanner::<ArgMin>(ScanOptions::default())?;
+    let mut fused = gpu.transform_scanner::<ArgMin>(shape.options())?;
     fused.scanner().prepare(n as u64, stream)?;
     let fused_ms = time(stream, reps, || {
         fused.transform_scan_device(stream, &x, &mut y, ScanExtras::default())?;
@@ -197,6 +243,9 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Ro
     let want = CpuScanner::<ArgMin>::new(ScanOptions::default()).transform_scan(host.as_slice())?;
     if stream.clone_dtoh(&y)? != want {
         return Err(format!("fused argmin at 2^{log2} differs from the CPU").into());
+    }
+    if let Some(policy) = shape.policy {
+        return Ok(Row::fused_only("argmin f32 -> u64", policy, log2, fused_ms, copy_ms(stream, 6 * n, reps)?));
     }
     let module = gpu.context().load_module(compile_ptx(MAPS)?)?;
     let (lift, project) = (
@@ -226,7 +275,7 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize) -> Res<Ro
     // 4 bytes read + 8 written per element: a copy of 6n bytes moves as much.
     let copy = copy_ms(stream, 6 * n, reps)?;
     Ok(Row {
-        op: "argmin f32 -> u64",
+        op: "argmin f32 -> u64".into(),
         log2,
         fused_ms,
         unfused_ms,
@@ -247,6 +296,15 @@ fn main() -> Res<()> {
         Some(r) => r.parse()?,
         None => 20,
     };
+    let policies: Vec<TuningPolicy> = match args.iter().position(|a| a == "--policies") {
+        Some(i) => args
+            .get(i + 1)
+            .ok_or("--policies needs a list")?
+            .split(',')
+            .map(parse_policy)
+            .collect::<Res<_>>()?,
+        None => Vec::new(),
+    };
     let gpu = match Gpu::new(0) {
         Ok(gpu) => gpu,
         Err(e) => {
@@ -262,8 +320,22 @@ fn main() -> Res<()> {
     println!("| op | n | fused us | unfused us | fused / copy | unfused / copy | speedup |");
     println!("|---|---|---|---|---|---|---|");
     for &log2 in &log2s {
-        kadane(&gpu, &stream, log2, reps)?.print();
-        argmin(&gpu, &stream, log2, reps)?.print();
+        if policies.is_empty() {
+            let shape = Shape { policy: None };
+            kadane(&gpu, &stream, log2, reps, shape)?.print();
+            argmin(&gpu, &stream, log2, reps, shape)?.print();
+        }
+        // A sweep: the fused scans alone under each policy (a shape the scanner refuses, or
+        // that fails, is reported and skipped).
+        for &policy in &policies {
+            let shape = Shape { policy: Some(policy) };
+            for run in [kadane, argmin] {
+                match run(&gpu, &stream, log2, reps, shape) {
+                    Ok(row) => row.print(),
+                    Err(e) => println!("| {}x{}x{} | 2^{log2} | failed: {e} |", policy.block_threads, policy.items_per_thread, policy.min_blocks_per_sm),
+                }
+            }
+        }
     }
     println!(
         "\nfraction = time of a device copy of the same bytes (inputs read + outputs written) / \

@@ -242,6 +242,9 @@ cat >"$bundle/run-all.sh" <<'RUNALL'
 #   SCANGEN_RUN_ONLY="fused gpu_file_ops"  only these test executables (default: all)
 #   SCANGEN_RUN_TIMEOUT=300                 seconds each executable may run (default: no limit)
 #   SCANGEN_RUN_TOOLS=0                     skip the extra tools
+#   SCANGEN_RUN_JOBS=4                      run that many executables side by side (NVRTC
+#                                           compiles, on the CPU, are most of a run's time)
+#   SCANGEN_RUN_ARGS_gpu_suite="packed"     extra arguments (a test filter) for one executable
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=/dev/null
@@ -256,17 +259,48 @@ status=0
 results=()
 log_dir="$here/logs"
 mkdir -p "$log_dir"
+jobs_max="${SCANGEN_RUN_JOBS:-1}"
+# Runs one test executable; its log, exit status and seconds go to $log_dir/NAME.{log,rc}.
+run_test() {
+  local exe="$1" name
+  shift
+  name="$(basename "$exe")"
+  local extra_var="SCANGEN_RUN_ARGS_$name" extra=()
+  # shellcheck disable=SC2206
+  [ -n "${!extra_var:-}" ] && extra=(${!extra_var})
+  local limit=()
+  [ -n "${SCANGEN_RUN_TIMEOUT:-}" ] && limit=(timeout "$SCANGEN_RUN_TIMEOUT")
+  local start rc
+  start=$(date +%s)
+  if [ "$jobs_max" -gt 1 ]; then
+    # Side by side: each log stays whole in its file; the summary names where it is.
+    "${limit[@]}" "$exe" --include-ignored --test-threads=1 --nocapture "$@" "${extra[@]}" >"$log_dir/$name.log" 2>&1
+    rc=$?
+  else
+    "${limit[@]}" "$exe" --include-ignored --test-threads=1 --nocapture "$@" "${extra[@]}" 2>&1 | tee "$log_dir/$name.log"
+    rc=${PIPESTATUS[0]}
+  fi
+  echo "$rc $(( $(date +%s) - start ))" >"$log_dir/$name.rc"
+  [ "$jobs_max" -gt 1 ] && echo "=== $name done: exit $rc"
+  return 0
+}
+names=()
 for exe in "$here"/bin/tests/*; do
   [ -x "$exe" ] || continue
   name="$(basename "$exe")"
   if [ -n "${SCANGEN_RUN_ONLY:-}" ] && [[ " $SCANGEN_RUN_ONLY " != *" $name "* ]]; then continue; fi
+  names+=("$name")
   echo "=== $name ($*)"
-  start=$(date +%s)
-  limit=()
-  [ -n "${SCANGEN_RUN_TIMEOUT:-}" ] && limit=(timeout "$SCANGEN_RUN_TIMEOUT")
-  "${limit[@]}" "$exe" --include-ignored --test-threads=1 --nocapture "$@" 2>&1 | tee "$log_dir/$name.log"
-  rc=${PIPESTATUS[0]}
-  secs=$(( $(date +%s) - start ))
+  if [ "$jobs_max" -gt 1 ]; then
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+    run_test "$exe" "$@" &
+  else
+    run_test "$exe" "$@"
+  fi
+done
+wait
+for name in "${names[@]}"; do
+  read -r rc secs <"$log_dir/$name.rc" || { rc=1; secs=0; }
   [ "$rc" -eq 0 ] || status=1
   results+=("$name: $([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)") in ${secs}s")
 done
@@ -284,6 +318,10 @@ done <"$here/tools.list"
 echo
 echo "=== summary"
 grep -h "^gpu suite (" "$log_dir"/*.log 2>/dev/null
+# Each executable's verdict, and the tests that failed (the logs have the rest).
+for name in "${names[@]}"; do
+  grep -H -E "^test result|^    [a-z_:0-9]+$|panicked" "$log_dir/$name.log" 2>/dev/null | sed "s|^$log_dir/||" | head -20
+done
 printf '%s\n' "${results[@]}"
 [ "$status" -eq 0 ] && echo "run-all: all passed" || echo "run-all: FAILURES (logs in $log_dir)"
 exit "$status"

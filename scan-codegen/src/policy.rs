@@ -338,6 +338,24 @@ impl TuningPolicy {
         elem_size: usize,
         elem_align: usize,
     ) -> Result<(), CodegenError> {
+        self.validate_shape(elem_size)?;
+        let smem = layout::static_shared_bytes(self, algorithm, elem_size, elem_align);
+        if smem > Self::MAX_STATIC_SHARED_BYTES {
+            return Err(CodegenError::InvalidPolicy(format!(
+                "a block would need {smem} bytes of shared memory ({} threads x {} items of {elem_size} bytes), \
+                 over the {} bytes of static shared memory; lower block_threads or items_per_thread",
+                self.block_threads,
+                self.items_per_thread,
+                Self::MAX_STATIC_SHARED_BYTES
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`TuningPolicy::validate`] without the shared-memory bound: what a kernel whose tile
+    /// exchange is not the element's (a fused scan stages its arrays' own values,
+    /// [`crate::layout::fused_smem_tile_elems`]) checks first, sizing its shared memory itself.
+    pub fn validate_shape(&self, elem_size: usize) -> Result<(), CodegenError> {
         let bad = |msg: String| Err(CodegenError::InvalidPolicy(msg));
         if self.block_threads == 0 || self.block_threads & 31 != 0 {
             return bad(format!(
@@ -394,16 +412,6 @@ impl TuningPolicy {
             return bad(
                 "the element has size 0; scan elements must occupy at least one byte".into(),
             );
-        }
-        let smem = layout::static_shared_bytes(self, algorithm, elem_size, elem_align);
-        if smem > Self::MAX_STATIC_SHARED_BYTES {
-            return bad(format!(
-                "a block would need {smem} bytes of shared memory ({} threads x {} items of {elem_size} bytes), \
-                 over the {} bytes of static shared memory; lower block_threads or items_per_thread",
-                self.block_threads,
-                self.items_per_thread,
-                Self::MAX_STATIC_SHARED_BYTES
-            ));
         }
         Ok(())
     }

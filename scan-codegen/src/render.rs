@@ -461,7 +461,13 @@ fn render_scan(
     let elem_size = op.element.size();
     let elem_align = op.element.align();
     let mut policy = policy;
-    policy.validate(algorithm, elem_size, elem_align)?;
+    if transform.is_some() {
+        // The fused exchange stages the arrays' own values, not elements: shared memory is
+        // checked below, at the size it really takes.
+        policy.validate_shape(elem_size)?;
+    } else {
+        policy.validate(algorithm, elem_size, elem_align)?;
+    }
     variant
         .supported_by(algorithm)
         .map_err(CodegenError::InvalidVariant)?;
