@@ -50,6 +50,20 @@ extern "C" __global__ void kadane_project(const Kad* e, long long* y, unsigned l
         y[i] = e[i].best;
     }
 }
+// The fused scans' rooflines: one kernel that reads the inputs and writes the outputs with no
+// scan between (argmin writes 8 bytes for each 4 read, which a copy of the same bytes does not).
+extern "C" __global__ void kadane_map(const long long* x, long long* y, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        y[i] = x[i];
+    }
+}
+extern "C" __global__ void argmin_map(const float* x, unsigned long long* y, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        y[i] = __float_as_uint(x[i]);
+    }
+}
 extern "C" __global__ void argmin_lift(const float* x, MinAt* e, unsigned long long n) {
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x) {
@@ -144,24 +158,37 @@ struct Row {
     log2: u32,
     fused_ms: f64,
     unfused_ms: f64,
+    /// One map kernel moving the same bytes (inputs read, outputs written).
+    map_ms: f64,
     copy_ms: f64,
 }
 
 impl Row {
     fn fused_only(op: &str, p: TuningPolicy, log2: u32, fused_ms: f64, copy_ms: f64) -> Row {
-        let op = format!("{op} {}x{}x{}", p.block_threads, p.items_per_thread, p.min_blocks_per_sm);
-        Row { op, log2, fused_ms, unfused_ms: f64::NAN, copy_ms }
+        let op = format!(
+            "{op} {}x{}x{}",
+            p.block_threads, p.items_per_thread, p.min_blocks_per_sm
+        );
+        Row {
+            op,
+            log2,
+            fused_ms,
+            unfused_ms: f64::NAN,
+            map_ms: f64::NAN,
+            copy_ms,
+        }
     }
 
     fn print(&self) {
         println!(
-            "| {} | 2^{} | {:.1} | {:.1} | {:.3} | {:.3} | {:.2}x |",
+            "| {} | 2^{} | {:.1} | {:.1} | {:.3} | {:.3} | {:.3} | {:.2}x |",
             self.op,
             self.log2,
             self.fused_ms * 1e3,
             self.unfused_ms * 1e3,
             self.copy_ms / self.fused_ms,
             self.copy_ms / self.unfused_ms,
+            self.copy_ms / self.map_ms,
             self.unfused_ms / self.fused_ms
         );
     }
@@ -186,13 +213,20 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
         return Err(format!("fused Kadane at 2^{log2} differs from the CPU").into());
     }
     if let Some(policy) = shape.policy {
-        return Ok(Row::fused_only("kadane i64 -> i64", policy, log2, fused_ms, copy_ms(stream, 8 * n, reps)?));
+        return Ok(Row::fused_only(
+            "kadane i64 -> i64",
+            policy,
+            log2,
+            fused_ms,
+            copy_ms(stream, 8 * n, reps)?,
+        ));
     }
     // Unfused: lift kernel, plain scan of the 32-byte elements, project kernel.
     let module = gpu.context().load_module(compile_ptx(MAPS)?)?;
-    let (lift, project) = (
+    let (lift, project, map) = (
         module.load_function("kadane_lift")?,
         module.load_function("kadane_project")?,
+        module.load_function("kadane_map")?,
     );
     let mut lifted: CudaSlice<Kad> = stream.alloc_zeros(n)?;
     let mut scanned: CudaSlice<Kad> = stream.alloc_zeros(n)?;
@@ -215,6 +249,13 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
     if stream.clone_dtoh(&y)? != want {
         return Err(format!("unfused Kadane at 2^{log2} differs from the CPU").into());
     }
+    let map_ms = time(stream, reps, || {
+        let mut m = stream.launch_builder(&map);
+        m.arg(&x).arg(&mut y).arg(&n64);
+        // SAFETY: the kernel's signature; buffers of n elements.
+        unsafe { m.launch(grid(n)) }?;
+        Ok(())
+    })?;
     // Bytes of the fused ideal: 8 read + 8 written per element; a copy of 8n bytes moves that.
     let copy = copy_ms(stream, 8 * n, reps)?;
     Ok(Row {
@@ -222,6 +263,7 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
         log2,
         fused_ms,
         unfused_ms,
+        map_ms,
         copy_ms: copy,
     })
 }
@@ -245,12 +287,19 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
         return Err(format!("fused argmin at 2^{log2} differs from the CPU").into());
     }
     if let Some(policy) = shape.policy {
-        return Ok(Row::fused_only("argmin f32 -> u64", policy, log2, fused_ms, copy_ms(stream, 6 * n, reps)?));
+        return Ok(Row::fused_only(
+            "argmin f32 -> u64",
+            policy,
+            log2,
+            fused_ms,
+            copy_ms(stream, 6 * n, reps)?,
+        ));
     }
     let module = gpu.context().load_module(compile_ptx(MAPS)?)?;
-    let (lift, project) = (
+    let (lift, project, map) = (
         module.load_function("argmin_lift")?,
         module.load_function("argmin_project")?,
+        module.load_function("argmin_map")?,
     );
     let mut lifted: CudaSlice<MinAt> = stream.alloc_zeros(n)?;
     let mut scanned: CudaSlice<MinAt> = stream.alloc_zeros(n)?;
@@ -272,6 +321,13 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
     if stream.clone_dtoh(&y)? != want {
         return Err(format!("unfused argmin at 2^{log2} differs from the CPU").into());
     }
+    let map_ms = time(stream, reps, || {
+        let mut m = stream.launch_builder(&map);
+        m.arg(&x).arg(&mut y).arg(&n64);
+        // SAFETY: the kernel's signature; buffers of n elements.
+        unsafe { m.launch(grid(n)) }?;
+        Ok(())
+    })?;
     // 4 bytes read + 8 written per element: a copy of 6n bytes moves as much.
     let copy = copy_ms(stream, 6 * n, reps)?;
     Ok(Row {
@@ -279,6 +335,7 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
         log2,
         fused_ms,
         unfused_ms,
+        map_ms,
         copy_ms: copy,
     })
 }
@@ -317,8 +374,10 @@ fn main() -> Res<()> {
         "fused against unfused on {} (results checked against the CPU)",
         gpu.name()
     );
-    println!("| op | n | fused us | unfused us | fused / copy | unfused / copy | speedup |");
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| op | n | fused us | unfused us | fused / copy | unfused / copy | map / copy | speedup |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for &log2 in &log2s {
         if policies.is_empty() {
             let shape = Shape { policy: None };
@@ -328,18 +387,24 @@ fn main() -> Res<()> {
         // A sweep: the fused scans alone under each policy (a shape the scanner refuses, or
         // that fails, is reported and skipped).
         for &policy in &policies {
-            let shape = Shape { policy: Some(policy) };
+            let shape = Shape {
+                policy: Some(policy),
+            };
             for run in [kadane, argmin] {
                 match run(&gpu, &stream, log2, reps, shape) {
                     Ok(row) => row.print(),
-                    Err(e) => println!("| {}x{}x{} | 2^{log2} | failed: {e} |", policy.block_threads, policy.items_per_thread, policy.min_blocks_per_sm),
+                    Err(e) => println!(
+                        "| {}x{}x{} | 2^{log2} | failed: {e} |",
+                        policy.block_threads, policy.items_per_thread, policy.min_blocks_per_sm
+                    ),
                 }
             }
         }
     }
     println!(
         "\nfraction = time of a device copy of the same bytes (inputs read + outputs written) / \
-         time of the pipeline; unfused = lift kernel + plain scan + project kernel."
+         time of the pipeline; unfused = lift kernel + plain scan + project kernel; map = one \
+         kernel reading the inputs and writing the outputs, no scan (the fused scan's roofline)."
     );
     Ok(())
 }

@@ -151,6 +151,11 @@ cat >"$bundle/env.sh" <<'ENVSH'
 # and the CUDA libraries the bundle's executables load, links them under the names cudarc asks
 # for, and sets the variables the tests read. No Rust toolchain needed.
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# Large executables came gzipped (build-gpu-bundle.sh's shrink). Unpacked first: the variables
+# below point at them (SCANGEN_BIN is set only where the CLI is there, executable).
+for gz in "$here"/bin/tests/*.gz "$here"/bin/tools/*.gz; do
+  [ -e "$gz" ] && gunzip -f "$gz" && chmod +x "${gz%.gz}"
+done
 # --- Find NVRTC -------------------------------------------------------------------------------
 # cudarc (built for CUDA 12) dlopens libnvrtc.so, libnvrtc.so.12, ...: not libnvrtc.so.13.
 find_nvrtc() {
@@ -251,10 +256,6 @@ here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/env.sh"
 
 # --- Run ----------------------------------------------------------------------------------------
-# Large executables came gzipped (build-gpu-bundle.sh's shrink).
-for gz in "$here"/bin/tests/*.gz "$here"/bin/tools/*.gz; do
-  [ -e "$gz" ] && gunzip -f "$gz"
-done
 status=0
 results=()
 log_dir="$here/logs"

@@ -62,6 +62,15 @@ fn generated() -> Vec<(String, String)> {
                     out.push((name.clone(), g.source));
                     if let Some(t) = &transform {
                         for variant in [ScanVariant::FLAT, ScanVariant::FLAT.reverse()] {
+                            let policy = TuningPolicy::for_transform(
+                                90,
+                                algorithm,
+                                spec.element.size(),
+                                spec.element.align(),
+                                variant,
+                                &t.input_sizes(),
+                                t.output.size(),
+                            );
                             let g = generate_fused(&spec, t, algorithm, mode, variant, policy)
                                 .expect("generates fused");
                             out.push((format!("{name}__fused{}", variant.name_suffix()), g.source));

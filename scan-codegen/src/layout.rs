@@ -66,35 +66,80 @@ pub fn stage_padding(size: usize, items_per_thread: u32) -> u32 {
     }
 }
 
-/// Bytes of one warp's slice of a fused scan's tile exchange (scan-codegen/templates/fused.cu.tera):
-/// room for a warp's share of the widest staged array (each input array's values, then the
-/// output's), padded by [`stage_padding`], rounded up to 16 bytes so every slice is aligned for
-/// any value.
-pub fn fused_warp_bytes(items_per_thread: u32, staged_sizes: &[usize]) -> u32 {
+/// Where a fused scan stages its arrays in each warp's slice of the tile exchange
+/// (scan-codegen/templates/fused.cu.tera).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FusedStaging {
+    /// Byte offset of each input array's staged values in the slice.
+    pub input_offsets: Vec<u32>,
+    /// Bytes of one warp's slice, a multiple of 16 so every slice is aligned for any value.
+    pub warp_bytes: u32,
+    /// The inputs stay staged, and are one array of values the output's size: each output
+    /// slot is its own item's input slot, so a thread reads each input just before its result
+    /// replaces it, and holds none in registers.
+    pub output_in_place: bool,
+}
+
+/// Bytes a warp's share of an array of `size`-byte values takes when staged, padded by
+/// [`stage_padding`] and rounded up to 16 bytes.
+fn staged_array_bytes(items_per_thread: u32, size: usize) -> u32 {
     let warp_items = 32 * items_per_thread;
-    let bytes = staged_sizes
-        .iter()
-        .map(|&size| {
-            let every = stage_padding(size, items_per_thread);
-            smem_index(warp_items - 1, (every, u32::from(every > 0))) as usize * size + size
-        })
-        .max()
-        .unwrap_or(0);
+    let every = stage_padding(size, items_per_thread);
+    let bytes = smem_index(warp_items - 1, (every, u32::from(every > 0))) as usize * size + size;
     bytes.div_ceil(16) as u32 * 16
 }
 
+/// The fused exchange's staging. Where the inputs stay staged from the load to the finish of a
+/// tile (`inputs_stay_staged`: the unsegmented fused tile keeps no lifted items in registers),
+/// each input array has its own region and the output reuses the slice once they are read back:
+/// the slice holds the sum of the inputs or the output, whichever is larger. Otherwise every
+/// array uses the whole slice in turn: it holds the widest.
+pub fn fused_staging(
+    items_per_thread: u32,
+    input_sizes: &[usize],
+    output_size: usize,
+    inputs_stay_staged: bool,
+) -> FusedStaging {
+    let inputs: Vec<u32> = input_sizes
+        .iter()
+        .map(|&size| staged_array_bytes(items_per_thread, size))
+        .collect();
+    let output = staged_array_bytes(items_per_thread, output_size);
+    if inputs_stay_staged {
+        let input_offsets = inputs
+            .iter()
+            .scan(0u32, |offset, &bytes| {
+                let start = *offset;
+                *offset += bytes;
+                Some(start)
+            })
+            .collect();
+        FusedStaging {
+            input_offsets,
+            warp_bytes: inputs.iter().sum::<u32>().max(output),
+            output_in_place: input_sizes == [output_size],
+        }
+    } else {
+        FusedStaging {
+            input_offsets: vec![0; inputs.len()],
+            warp_bytes: inputs.into_iter().max().unwrap_or(0).max(output),
+            output_in_place: false,
+        }
+    }
+}
+
 /// Elements of the tile transpose buffer of a fused scan: room for the warps' slices of the
-/// fused exchange ([`fused_warp_bytes`]), and for the plain tile where a kernel of the module
+/// fused exchange ([`fused_staging`]), and for the plain tile where a kernel of the module
 /// still exchanges elements (the hierarchy's spine kernels scan levels of elements; the
 /// single-pass kernel only exchanges the arrays' own values).
 pub fn fused_smem_tile_elems(
     policy: &TuningPolicy,
     algorithm: Algorithm,
     elem_size: usize,
-    staged_sizes: &[usize],
+    warp_bytes: u32,
 ) -> u32 {
     let warps = policy.block_threads / 32;
-    let needed = (warps * fused_warp_bytes(policy.items_per_thread, staged_sizes)) as usize;
+    let needed = (warps * warp_bytes) as usize;
     let fused = needed.div_ceil(elem_size) as u32;
     if algorithm == Algorithm::SinglePass {
         fused

@@ -262,6 +262,74 @@ impl TuningPolicy {
         policy
     }
 
+    /// The default policy for a fused scan ([`crate::generate_fused`]) of shape `variant`
+    /// whose lift reads arrays of `input_sizes` bytes and whose project writes `output_size`.
+    ///
+    /// An unsegmented single-pass tile keeps its inputs staged in shared memory from its load to
+    /// its finish, and a thread holds only its reduction across the block scan and the look-back
+    /// (scan-codegen/templates/fused.cu.tera): the tile is sized by the staged arrays, not by
+    /// the element. Each tile pays a fixed cost (barriers, publishing a status of the element's
+    /// size, the look-back), which a bigger tile spreads over more bytes; on an H100 the fused
+    /// Kadane scan ran at 0.23 and 0.40 of a copy with 512- and 1024-item tiles of lifted items
+    /// in registers, and at 0.78 with 4096-item tiles of staged inputs (H100, 2^28,
+    /// bench/results/h100-fused-session12.txt).
+    /// 128 threads with the flat scan's 32 KiB tile exchange ([`Self::FUSED_EXCHANGE_BYTES`]);
+    /// items are halved until it fits and the thread's
+    /// read-back inputs fit [`Self::FUSED_HELD_BYTES`] (none where the output is written in
+    /// place of the single input: [`crate::layout::FusedStaging::output_in_place`]). Segmented
+    /// and hierarchical fused scans keep elements in registers: [`Self::for_variant`].
+    pub fn for_transform(
+        sm: u32,
+        algorithm: Algorithm,
+        elem_size: usize,
+        elem_align: usize,
+        variant: crate::ScanVariant,
+        input_sizes: &[usize],
+        output_size: usize,
+    ) -> TuningPolicy {
+        let element_policy = Self::for_variant(sm, algorithm, elem_size, elem_align, variant);
+        if variant.segments.lifts_elements()
+            || variant.segments == crate::Segments::Columns
+            || algorithm != Algorithm::SinglePass
+        {
+            return element_policy;
+        }
+        let mut policy = TuningPolicy {
+            items_per_thread: Self::MAX_ITEMS_PER_THREAD,
+            block_threads: 128,
+            // 96 registers: Kadane 0.835 of a copy against 0.781 at 6 blocks (80 registers, no
+            // spill either) and 0.809 at 4; argmin 0.720-0.724 at all three (H100, 2^28).
+            min_blocks_per_sm: element_policy.min_blocks_per_sm.min(5),
+            l2_prefetch_tiles: 0,
+            vector_bytes: 1,
+            ..element_policy
+        };
+        let fits = |p: &TuningPolicy| {
+            let staging =
+                crate::layout::fused_staging(p.items_per_thread, input_sizes, output_size, true);
+            let held = if staging.output_in_place {
+                0
+            } else {
+                input_sizes.iter().sum::<usize>() * p.items_per_thread as usize
+            };
+            p.block_threads as usize / 32 * staging.warp_bytes as usize
+                <= Self::FUSED_EXCHANGE_BYTES
+                && held <= Self::FUSED_HELD_BYTES
+        };
+        while !fits(&policy) && policy.items_per_thread > 1 {
+            policy.items_per_thread /= 2;
+        }
+        policy
+    }
+
+    /// Shared memory of a fused tile's exchange: the flat scan's 32 KiB tile and its bank
+    /// padding, so that 6 blocks still fit an SM (228 KiB on sm_90).
+    pub const FUSED_EXCHANGE_BYTES: usize = 36 * 1024;
+
+    /// Input bytes a fused thread may read back into registers for its finish (beside the
+    /// look-back's registers, under the 80-register cap of 6 blocks per SM): 32 registers.
+    pub const FUSED_HELD_BYTES: usize = 128;
+
     /// Column scans (scan-codegen/templates/columns.cu.tera): 256 threads, and the flat scan's
     /// bytes per thread (a thread's rows are one column's run) halved until the tile, staged in
     /// shared memory both ways, fits. No L2 prefetch: a column tile is not one contiguous range.
@@ -441,6 +509,45 @@ mod tests {
         assert_eq!(caps, [6, 5, 4, 3, 2, 1]);
         let uncapped = TuningPolicy::for_target(90, Algorithm::KoggeStone, 4);
         assert_eq!(uncapped.relaxed_register_cap(), None);
+    }
+
+    #[test]
+    fn fused_tiles_are_sized_by_the_staged_arrays() {
+        use crate::{ScanVariant, Segments};
+        let flat = ScanVariant::FLAT;
+        let fused = |variant, inputs: &[usize], output| {
+            TuningPolicy::for_transform(90, Algorithm::SinglePass, 32, 8, variant, inputs, output)
+        };
+        // Kadane (i64 in place of i64 out): the exchange's budget alone bounds the tile.
+        let kadane = fused(flat, &[8], 8);
+        assert_eq!((kadane.block_threads, kadane.items_per_thread), (128, 32));
+        assert_eq!(kadane.min_blocks_per_sm, 5);
+        assert_eq!(kadane.vector_bytes, 1);
+        assert_eq!(kadane.l2_prefetch_tiles, 0);
+        // argmin (f32 in, u64 out): 32 read-back f32 registers and the u64 output's slice.
+        assert_eq!(fused(flat, &[4], 8).items_per_thread, 32);
+        // Two arrays of 12 bytes an item: 8 items keep 96 bytes in registers.
+        assert_eq!(fused(flat, &[4, 8], 4).items_per_thread, 8);
+        assert_eq!(fused(flat.reverse(), &[8], 8), kadane);
+        for (inputs, output) in [(&[8usize][..], 8), (&[4], 8), (&[4, 8], 4), (&[1], 32)] {
+            let p = fused(flat, inputs, output);
+            let staging = crate::layout::fused_staging(p.items_per_thread, inputs, output, true);
+            assert!(
+                p.block_threads / 32 * staging.warp_bytes
+                    <= TuningPolicy::FUSED_EXCHANGE_BYTES as u32
+            );
+            assert!(p.validate_shape(32).is_ok());
+        }
+        // Segmented and hierarchical fused scans keep lifted elements: the element's policy.
+        let flags = flat.segments(Segments::Flags);
+        assert_eq!(
+            fused(flags, &[8], 8),
+            TuningPolicy::for_variant(90, Algorithm::SinglePass, 32, 8, flags)
+        );
+        assert_eq!(
+            TuningPolicy::for_transform(90, Algorithm::KoggeStone, 32, 8, flat, &[8], 8),
+            TuningPolicy::for_target(90, Algorithm::KoggeStone, 32)
+        );
     }
 
     #[test]

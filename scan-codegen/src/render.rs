@@ -495,17 +495,20 @@ fn render_scan(
         policy.l2_prefetch_tiles = 0;
     }
     // A fused scan's exchange stages the input arrays, then the output, in the transpose
-    // buffer, which is sized for them (fused.cu.tera).
-    let staged_sizes: Option<Vec<usize>> = transform.map(|t| {
-        t.inputs
-            .iter()
-            .chain([&t.output])
-            .map(ElementType::size)
-            .collect()
+    // buffer, which is sized for them (fused.cu.tera). Without segments the inputs stay staged
+    // from the tile's load to its finish (no lifted items in registers).
+    let staging = transform.map(|t| {
+        let inputs: Vec<usize> = t.inputs.iter().map(ElementType::size).collect();
+        layout::fused_staging(
+            policy.items_per_thread,
+            &inputs,
+            t.output.size(),
+            !segmented,
+        )
     });
     let plain_tile_elems = layout::smem_tile_elems(&policy, elem_size);
-    let tile_elems = staged_sizes.as_ref().map_or(plain_tile_elems, |sizes| {
-        layout::fused_smem_tile_elems(&policy, algorithm, elem_size, sizes)
+    let tile_elems = staging.as_ref().map_or(plain_tile_elems, |staging| {
+        layout::fused_smem_tile_elems(&policy, algorithm, elem_size, staging.warp_bytes)
     });
     let smem = if columns {
         layout::column_shared_bytes(&policy, elem_size, elem_align)
@@ -603,9 +606,8 @@ fn render_scan(
     insert_io(
         &mut ctx,
         op,
-        transform,
+        transform.zip(staging.as_ref()),
         policy.items_per_thread,
-        staged_sizes.as_deref(),
     );
 
     ctx.insert("block_threads", &policy.block_threads);
@@ -683,11 +685,10 @@ fn render_scan(
 fn insert_io(
     ctx: &mut tera::Context,
     op: &OpSpec,
-    transform: Option<&TransformSpec>,
+    fused: Option<(&TransformSpec, &layout::FusedStaging)>,
     items_per_thread: u32,
-    staged_sizes: Option<&[usize]>,
 ) {
-    let Some(t) = transform else {
+    let Some((t, staging)) = fused else {
         ctx.insert("fused", &false);
         ctx.insert("in_params", "const V* in");
         ctx.insert("out_param", "V* out");
@@ -740,10 +741,9 @@ fn insert_io(
         "fused_output_pad",
         &layout::stage_padding(t.output.size(), items_per_thread),
     );
-    ctx.insert(
-        "fused_warp_bytes",
-        &layout::fused_warp_bytes(items_per_thread, staged_sizes.unwrap_or_default()),
-    );
+    ctx.insert("fused_warp_bytes", &staging.warp_bytes);
+    ctx.insert("fused_input_offsets", &staging.input_offsets);
+    ctx.insert("fused_output_in_place", &staging.output_in_place);
     ctx.insert("lift_body", &indent_body(&t.lift_body));
     ctx.insert("project_param", &t.project_param);
     ctx.insert("project_body", &indent_body(&t.project_body));

@@ -119,7 +119,15 @@ fn fused() {
                     continue;
                 }
                 for mode in ScanMode::ALL {
-                    let policy = TuningPolicy::for_target(90, algorithm, op.element.size());
+                    let policy = TuningPolicy::for_transform(
+                        90,
+                        algorithm,
+                        op.element.size(),
+                        op.element.align(),
+                        variant,
+                        &t.input_sizes(),
+                        t.output.size(),
+                    );
                     let g = generate_fused(&op, &t, algorithm, mode, variant, policy)
                         .expect("generates");
                     assert_eq!(g.input_arrays(), t.inputs.len());

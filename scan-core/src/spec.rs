@@ -97,6 +97,11 @@ pub struct TransformSpec {
 }
 
 impl TransformSpec {
+    /// Bytes of one value of each input array, in lift parameter order.
+    pub fn input_sizes(&self) -> Vec<usize> {
+        self.inputs.iter().map(ElementType::size).collect()
+    }
+
     /// The transform of an operator without `lift` or `project`: one input array of elements,
     /// elements out (`lift(x, _) = x`, `project(e) = e`).
     pub fn identity(element: &ElementType) -> TransformSpec {
