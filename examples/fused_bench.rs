@@ -11,12 +11,15 @@
 //!
 //! Arguments: log2 of the sizes (default 20,24,28) and repetitions (default 20; the median is
 //! reported). `--policies 128x8x6,256x16` times the fused scans alone under each launch shape
-//! (threads x items per thread x blocks per SM of the register cap). Without a GPU it says so and exits 0. The unfused kernels are written by hand in
-//! CUDA here on purpose: they are what a user writes today.
+//! (threads x items per thread x blocks per SM of the register cap). Without a GPU it says so
+//! and exits 0. The unfused kernels are written by hand in CUDA here on purpose: they are what
+//! a user writes today.
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use scangen::runtime::cudarc::driver::sys::CUevent_flags;
-use scangen::runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use scangen::runtime::cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 use scangen::runtime::cudarc::nvrtc::compile_ptx;
 use scangen::runtime::{Algorithm, CpuScanner, Gpu, ScanExtras, ScanOptions, TuningPolicy};
 use std::sync::Arc;
@@ -104,6 +107,25 @@ fn copy_ms(stream: &Arc<CudaStream>, bytes: usize, reps: usize) -> Res<f64> {
     let mut dst = stream.alloc_zeros::<u8>(bytes)?;
     time(stream, reps, || {
         stream.memcpy_dtod(&src, &mut dst)?;
+        Ok(())
+    })
+}
+
+/// Milliseconds of `map(x, y, n)`, one of MAPS' roofline kernels, over the whole buffers.
+fn time_map<I: DeviceRepr, O: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    reps: usize,
+    map: &CudaFunction,
+    x: &CudaSlice<I>,
+    y: &mut CudaSlice<O>,
+) -> Res<f64> {
+    let n = x.len();
+    let n64 = n as u64;
+    time(stream, reps, || {
+        let mut m = stream.launch_builder(map);
+        m.arg(x).arg(&mut *y).arg(&n64);
+        // SAFETY: the kernels' signature (input, output, n); buffers of n elements.
+        unsafe { m.launch(grid(n)) }?;
         Ok(())
     })
 }
@@ -249,13 +271,7 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
     if stream.clone_dtoh(&y)? != want {
         return Err(format!("unfused Kadane at 2^{log2} differs from the CPU").into());
     }
-    let map_ms = time(stream, reps, || {
-        let mut m = stream.launch_builder(&map);
-        m.arg(&x).arg(&mut y).arg(&n64);
-        // SAFETY: the kernel's signature; buffers of n elements.
-        unsafe { m.launch(grid(n)) }?;
-        Ok(())
-    })?;
+    let map_ms = time_map(stream, reps, &map, &x, &mut y)?;
     // Bytes of the fused ideal: 8 read + 8 written per element; a copy of 8n bytes moves that.
     let copy = copy_ms(stream, 8 * n, reps)?;
     Ok(Row {
@@ -321,13 +337,7 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
     if stream.clone_dtoh(&y)? != want {
         return Err(format!("unfused argmin at 2^{log2} differs from the CPU").into());
     }
-    let map_ms = time(stream, reps, || {
-        let mut m = stream.launch_builder(&map);
-        m.arg(&x).arg(&mut y).arg(&n64);
-        // SAFETY: the kernel's signature; buffers of n elements.
-        unsafe { m.launch(grid(n)) }?;
-        Ok(())
-    })?;
+    let map_ms = time_map(stream, reps, &map, &x, &mut y)?;
     // 4 bytes read + 8 written per element: a copy of 6n bytes moves as much.
     let copy = copy_ms(stream, 6 * n, reps)?;
     Ok(Row {

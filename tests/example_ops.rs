@@ -62,14 +62,12 @@ fn generated() -> Vec<(String, String)> {
                     out.push((name.clone(), g.source));
                     if let Some(t) = &transform {
                         for variant in [ScanVariant::FLAT, ScanVariant::FLAT.reverse()] {
-                            let policy = TuningPolicy::for_transform(
+                            let policy = TuningPolicy::for_scan(
                                 90,
                                 algorithm,
-                                spec.element.size(),
-                                spec.element.align(),
+                                &spec.element,
                                 variant,
-                                &t.input_sizes(),
-                                t.output.size(),
+                                Some(t),
                             );
                             let g = generate_fused(&spec, t, algorithm, mode, variant, policy)
                                 .expect("generates fused");

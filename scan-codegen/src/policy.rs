@@ -262,6 +262,30 @@ impl TuningPolicy {
         policy
     }
 
+    /// The default policy for a scan of `element`s in shape `variant`, fused with `transform`
+    /// when given: [`Self::for_transform`] for a fused scan, [`Self::for_variant`] otherwise.
+    pub fn for_scan(
+        sm: u32,
+        algorithm: Algorithm,
+        element: &scan_core::ElementType,
+        variant: crate::ScanVariant,
+        transform: Option<&scan_core::TransformSpec>,
+    ) -> TuningPolicy {
+        let (size, align) = (element.size(), element.align());
+        match transform {
+            Some(t) => Self::for_transform(
+                sm,
+                algorithm,
+                size,
+                align,
+                variant,
+                &t.input_sizes(),
+                t.output.size(),
+            ),
+            None => Self::for_variant(sm, algorithm, size, align, variant),
+        }
+    }
+
     /// The default policy for a fused scan ([`crate::generate_fused`]) of shape `variant`
     /// whose lift reads arrays of `input_sizes` bytes and whose project writes `output_size`.
     ///

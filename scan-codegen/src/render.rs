@@ -498,10 +498,9 @@ fn render_scan(
     // buffer, which is sized for them (fused.cu.tera). Without segments the inputs stay staged
     // from the tile's load to its finish (no lifted items in registers).
     let staging = transform.map(|t| {
-        let inputs: Vec<usize> = t.inputs.iter().map(ElementType::size).collect();
         layout::fused_staging(
             policy.items_per_thread,
-            &inputs,
+            &t.input_sizes(),
             t.output.size(),
             !segmented,
         )
@@ -729,7 +728,7 @@ fn insert_io(
     ctx.insert("fused_index", &t.lift_params[t.inputs.len()]);
     ctx.insert("fused_output", &output);
     ctx.insert("fused_output_size", &t.output.size());
-    let sizes: Vec<usize> = t.inputs.iter().map(|i| i.size()).collect();
+    let sizes = t.input_sizes();
     ctx.insert("fused_input_sizes", &sizes);
     // The tile exchange stages each input array, then the output, in its own type.
     let pads: Vec<u32> = sizes

@@ -409,35 +409,26 @@ fn jobs() -> Vec<Job> {
 /// or keeps a stack frame under it, as the runtime does (`TuningPolicy::relaxed_register_cap`); the last attempt is
 /// the one checked.
 fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
-    let mut policy = job.policy.unwrap_or_else(|| match &job.transform {
-        Some(t) => TuningPolicy::for_transform(
+    let mut policy = job.policy.unwrap_or_else(|| {
+        TuningPolicy::for_scan(
             job.sm,
             job.algorithm,
-            job.op.element.size(),
-            job.op.element.align(),
+            &job.op.element,
             job.variant,
-            &t.input_sizes(),
-            t.output.size(),
-        ),
-        None => TuningPolicy::for_variant(
-            job.sm,
-            job.algorithm,
-            job.op.element.size(),
-            job.op.element.align(),
-            job.variant,
-        ),
+            job.transform.as_ref(),
+        )
     });
     loop {
         let (fns, log) = compile_and_assemble(job, policy)?;
         // Any local memory, as the runtime reads it (the loaded function's local size): ptxas
         // also reports stack frames of spill loads alone.
-        let spills = fns
+        let local_bytes = fns
             .iter()
             .map(|f| f.spill_stores.max(f.stack_frame))
             .max()
             .unwrap_or(0);
         match policy.relaxed_register_cap() {
-            Some(relaxed) if spills > 0 && job.policy.is_none() => policy = relaxed,
+            Some(relaxed) if local_bytes > 0 && job.policy.is_none() => policy = relaxed,
             _ => return Ok((fns, log, policy)),
         }
     }

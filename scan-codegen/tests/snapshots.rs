@@ -119,15 +119,8 @@ fn fused() {
                     continue;
                 }
                 for mode in ScanMode::ALL {
-                    let policy = TuningPolicy::for_transform(
-                        90,
-                        algorithm,
-                        op.element.size(),
-                        op.element.align(),
-                        variant,
-                        &t.input_sizes(),
-                        t.output.size(),
-                    );
+                    let policy =
+                        TuningPolicy::for_scan(90, algorithm, &op.element, variant, Some(&t));
                     let g = generate_fused(&op, &t, algorithm, mode, variant, policy)
                         .expect("generates");
                     assert_eq!(g.input_arrays(), t.inputs.len());

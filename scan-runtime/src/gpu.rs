@@ -242,18 +242,7 @@ impl Gpu {
         opts.variant
             .supported_by(opts.algorithm)
             .map_err(|why| ScanError::Codegen(CodegenError::InvalidVariant(why)))?;
-        let policy = match (&transform, opts.policy) {
-            (Some(t), None) => TuningPolicy::for_transform(
-                self.inner.sm,
-                opts.algorithm,
-                size,
-                op.element.align(),
-                opts.variant,
-                &t.input_sizes(),
-                t.output.size(),
-            ),
-            _ => opts.resolved_policy(self.inner.sm, size, op.element.align()),
-        };
+        let policy = opts.resolved_policy(self.inner.sm, &op.element, transform.as_ref());
         // With the default tuning, small inputs get a small-tile kernel too, built on first use
         // (tuned for unsegmented scans only).
         let small = match opts.policy {

@@ -31,7 +31,8 @@ pub struct ScanOptions {
     pub algorithm: Algorithm,
     /// Inclusive or exclusive.
     pub mode: ScanMode,
-    /// Launch shape; `None` picks `TuningPolicy::for_variant(sm, algorithm, elem_size, ...)`.
+    /// Launch shape; `None` picks `TuningPolicy::for_scan(sm, algorithm, element, variant, ...)`
+    /// (a fused scan's tile is sized by its staged arrays: `TuningPolicy::for_transform`).
     pub policy: Option<TuningPolicy>,
     /// Direction and segment rule (compiled into the kernel): [`ScanVariant::FLAT`] by default.
     pub variant: ScanVariant,
@@ -106,10 +107,16 @@ impl ScanOptions {
         self.cpu(CpuThreads::Sequential)
     }
 
-    /// The policy to use on compute capability `sm` for elements of `elem_size` bytes.
-    pub fn resolved_policy(&self, sm: u32, elem_size: usize, elem_align: usize) -> TuningPolicy {
+    /// The policy to use on compute capability `sm` for a scan of `element`s, fused with
+    /// `transform` when given.
+    pub fn resolved_policy(
+        &self,
+        sm: u32,
+        element: &scan_core::ElementType,
+        transform: Option<&scan_core::TransformSpec>,
+    ) -> TuningPolicy {
         self.policy.unwrap_or_else(|| {
-            TuningPolicy::for_variant(sm, self.algorithm, elem_size, elem_align, self.variant)
+            TuningPolicy::for_scan(sm, self.algorithm, element, self.variant, transform)
         })
     }
 

@@ -180,24 +180,13 @@ pub fn run(args: EmitArgs) -> CliResult {
     };
     let variant = variant(&args)?;
     variant.supported_by(algorithm)?;
-    let mut policy = match &transform {
-        Some(t) => TuningPolicy::for_transform(
-            args.arch,
-            algorithm,
-            spec.element.size(),
-            spec.element.align(),
-            variant,
-            &t.input_sizes(),
-            t.output.size(),
-        ),
-        None => TuningPolicy::for_variant(
-            args.arch,
-            algorithm,
-            spec.element.size(),
-            spec.element.align(),
-            variant,
-        ),
-    };
+    let mut policy = TuningPolicy::for_scan(
+        args.arch,
+        algorithm,
+        &spec.element,
+        variant,
+        transform.as_ref(),
+    );
     let overrides = [
         (&mut policy.block_threads, args.threads),
         (&mut policy.items_per_thread, args.items),
