@@ -10,8 +10,9 @@
 //! ```
 //!
 //! Arguments: log2 of the sizes (default 20,24,28) and repetitions (default 20; the median is
-//! reported). `--policies 128x8x6,256x16` times the fused scans alone under each launch shape
-//! (threads x items per thread x blocks per SM of the register cap). Without a GPU it says so
+//! reported). `--policies 128x8x6,256x16p48` times the fused scans alone under each launch shape
+//! (threads x items per thread x blocks per SM of the register cap, then the L2 prefetch
+//! distance in tiles). Without a GPU it says so
 //! and exits 0. The unfused kernels are written by hand in CUDA here on purpose: they are what
 //! a user writes today.
 
@@ -154,10 +155,14 @@ impl Shape {
     }
 }
 
-/// `THREADSxITEMS[xBLOCKS]` (blocks per SM of the register cap; 1 = none) as a policy of the
-/// default shape otherwise.
+/// `THREADSxITEMS[xBLOCKS][pTILES]` (blocks per SM of the register cap, 1 = none; L2 prefetch
+/// distance in tiles, 0 = off) as a policy of the default shape otherwise.
 fn parse_policy(text: &str) -> Res<TuningPolicy> {
-    let parts: Vec<u32> = text
+    let (shape, prefetch) = match text.split_once('p') {
+        Some((shape, tiles)) => (shape, tiles.trim().parse()?),
+        None => (text, 0),
+    };
+    let parts: Vec<u32> = shape
         .split('x')
         .map(|p| p.trim().parse())
         .collect::<Result<_, _>>()?;
@@ -171,6 +176,7 @@ fn parse_policy(text: &str) -> Res<TuningPolicy> {
         block_threads: threads,
         items_per_thread: items,
         min_blocks_per_sm: blocks,
+        l2_prefetch_tiles: prefetch,
         ..default
     })
 }
@@ -188,8 +194,8 @@ struct Row {
 impl Row {
     fn fused_only(op: &str, p: TuningPolicy, log2: u32, fused_ms: f64, copy_ms: f64) -> Row {
         let op = format!(
-            "{op} {}x{}x{}",
-            p.block_threads, p.items_per_thread, p.min_blocks_per_sm
+            "{op} {}x{}x{}p{}",
+            p.block_threads, p.items_per_thread, p.min_blocks_per_sm, p.l2_prefetch_tiles
         );
         Row {
             op,

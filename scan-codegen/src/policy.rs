@@ -35,6 +35,15 @@ pub struct TuningPolicy {
     /// knob: tests lower it so that replays cross the wrap many times (each launch then clears
     /// `ceil(slots / (max_epoch - 1))` stale tile slots, ARCHITECTURE.md).
     pub max_epoch: u32,
+    /// Single-pass, unsegmented: the tile's items stay staged in shared memory from its load to
+    /// its finish, and across the block scan and the look-back a thread holds only its
+    /// reduction, not its items (scan-codegen/templates/fused.cu.tera, with the identity lift
+    /// for a plain scan). A tile is then bounded by shared memory, not registers. Fused scans
+    /// always stage their inputs. A plain scan may too; it was measured for
+    /// wide elements, where it measured no faster than items in registers at the same tile
+    /// (H100, 2^28: 24 bytes 0.804 against 0.808, 32 bytes 0.578 against 0.612): off by
+    /// default, a shape `scangen tune --staged` tries. Ignored by other shapes.
+    pub stage_items: bool,
 }
 
 impl TuningPolicy {
@@ -78,6 +87,7 @@ impl TuningPolicy {
             look_back_window: 32,
             l2_prefetch_tiles: 0,
             max_epoch: Self::MAX_EPOCH,
+            stage_items: false,
         }
     }
 
@@ -296,11 +306,7 @@ impl TuningPolicy {
     /// size, the look-back), which a bigger tile spreads over more bytes; on an H100 the fused
     /// Kadane scan ran at 0.23 and 0.40 of a copy with 512- and 1024-item tiles of lifted items
     /// in registers, and at 0.78 with 4096-item tiles of staged inputs (H100, 2^28,
-    /// bench/results/h100-fused-session12.txt).
-    /// 128 threads with the flat scan's 32 KiB tile exchange ([`Self::FUSED_EXCHANGE_BYTES`]);
-    /// items are halved until it fits and the thread's
-    /// read-back inputs fit [`Self::FUSED_HELD_BYTES`] (none where the output is written in
-    /// place of the single input: [`crate::layout::FusedStaging::output_in_place`]). Segmented
+    /// bench/results/h100-fused-session12.txt). The tile is [`Self::staged_tile`]'s. Segmented
     /// and hierarchical fused scans keep elements in registers: [`Self::for_variant`].
     pub fn for_transform(
         sm: u32,
@@ -318,15 +324,40 @@ impl TuningPolicy {
         {
             return element_policy;
         }
-        let mut policy = TuningPolicy {
-            items_per_thread: Self::MAX_ITEMS_PER_THREAD,
-            block_threads: 128,
+        let policy = TuningPolicy {
             // 96 registers: Kadane 0.835 of a copy against 0.781 at 6 blocks (80 registers, no
             // spill either) and 0.809 at 4; argmin 0.720-0.724 at all three (H100, 2^28).
             min_blocks_per_sm: element_policy.min_blocks_per_sm.min(5),
-            l2_prefetch_tiles: 0,
-            vector_bytes: 1,
+            // The L2 prefetch asks for every input array's share of a later tile. Without it
+            // Kadane ran at 0.814 of a copy and argmin at 0.720; 24 / 48 / 96 / 192 tiles
+            // ahead gave Kadane 0.868 / 0.873 / 0.879 / 0.870 and argmin 0.804 / 0.818 /
+            // 0.838 / 0.839 (H100, 2^28, 4096-item tiles).
+            l2_prefetch_tiles: if element_policy.l2_prefetch_tiles > 0 {
+                Self::FUSED_L2_PREFETCH_TILES
+            } else {
+                0
+            },
             ..element_policy
+        };
+        Self::staged_tile(policy, input_sizes, output_size)
+    }
+
+    /// `policy` with its tile staged ([`TuningPolicy::stage_items`]): 128 threads, and items
+    /// from [`Self::MAX_ITEMS_PER_THREAD`] halved until the warps' slices of the staged arrays
+    /// fit [`Self::FUSED_EXCHANGE_BYTES`] and a thread's read-back inputs fit
+    /// [`Self::FUSED_HELD_BYTES`] (none where the output is written in place of the single
+    /// input: [`crate::layout::FusedStaging::output_in_place`]).
+    fn staged_tile(
+        policy: TuningPolicy,
+        input_sizes: &[usize],
+        output_size: usize,
+    ) -> TuningPolicy {
+        let mut policy = TuningPolicy {
+            items_per_thread: Self::MAX_ITEMS_PER_THREAD,
+            block_threads: 128,
+            vector_bytes: 1,
+            stage_items: true,
+            ..policy
         };
         let fits = |p: &TuningPolicy| {
             let staging =
@@ -345,6 +376,10 @@ impl TuningPolicy {
         }
         policy
     }
+
+    /// L2 prefetch distance of a fused single-pass tile where the architecture has the bulk
+    /// prefetch ([`TuningPolicy::for_transform`]).
+    pub const FUSED_L2_PREFETCH_TILES: u32 = 96;
 
     /// Shared memory of a fused tile's exchange: the flat scan's 32 KiB tile and its bank
     /// padding, so that 6 blocks still fit an SM (228 KiB on sm_90).
@@ -547,7 +582,17 @@ mod tests {
         assert_eq!((kadane.block_threads, kadane.items_per_thread), (128, 32));
         assert_eq!(kadane.min_blocks_per_sm, 5);
         assert_eq!(kadane.vector_bytes, 1);
-        assert_eq!(kadane.l2_prefetch_tiles, 0);
+        assert!(kadane.stage_items);
+        assert_eq!(
+            kadane.l2_prefetch_tiles,
+            TuningPolicy::FUSED_L2_PREFETCH_TILES
+        );
+        // No bulk prefetch before sm_90.
+        assert_eq!(
+            TuningPolicy::for_transform(80, Algorithm::SinglePass, 32, 8, flat, &[8], 8)
+                .l2_prefetch_tiles,
+            0
+        );
         // argmin (f32 in, u64 out): 32 read-back f32 registers and the u64 output's slice.
         assert_eq!(fused(flat, &[4], 8).items_per_thread, 32);
         // Two arrays of 12 bytes an item: 8 items keep 96 bytes in registers.

@@ -461,6 +461,18 @@ fn render_scan(
     let elem_size = op.element.size();
     let elem_align = op.element.align();
     let mut policy = policy;
+    // A plain scan whose policy stages its items is rendered as the fused tile with the
+    // identity lift and project: one array of elements in, elements out, so the kernels keep
+    // the plain ABI (`GeneratedScan::transform` stays `None`).
+    let identity;
+    let plain_transform = transform;
+    let transform = match transform {
+        None if stages_plain_items(&policy, algorithm, variant) => {
+            identity = TransformSpec::identity(&op.element);
+            Some(&identity)
+        }
+        other => other,
+    };
     if transform.is_some() {
         // The fused exchange stages the arrays' own values, not elements: shared memory is
         // checked below, at the size it really takes.
@@ -484,10 +496,9 @@ fn render_scan(
     };
     if transform.is_some() {
         // Fused reads and writes go through lift and project one element at a time (arrays of
-        // other types than the element); both the vector path and the bulk L2 prefetch assume
-        // one contiguous array of elements.
+        // other types than the element); the vector path assumes one array of elements. (The
+        // L2 prefetch asks for each input array's share of a tile.)
         policy.vector_bytes = 1;
-        policy.l2_prefetch_tiles = 0;
     }
     let strided = matches!(variant.segments, Segments::Rows { strided: true });
     if strided {
@@ -675,8 +686,18 @@ fn render_scan(
         elem_size,
         elem_align,
         scanned_size,
-        transform: transform.cloned(),
+        transform: plain_transform.cloned(),
     })
+}
+
+/// Whether a plain scan in `policy` keeps its items staged ([`TuningPolicy::stage_items`]):
+/// single-pass tiles without segments (a segmented tile lifts its items into pairs as it
+/// combines them, and a column tile has its own exchange).
+fn stages_plain_items(policy: &TuningPolicy, algorithm: Algorithm, variant: ScanVariant) -> bool {
+    policy.stage_items
+        && algorithm == Algorithm::SinglePass
+        && !variant.segments.lifts_elements()
+        && variant.segments != Segments::Columns
 }
 
 /// The kernels' array parameters (`in_params`, `out_param`), the lines that wrap them for the

@@ -276,6 +276,33 @@ fn jobs() -> Vec<Job> {
                 }
             }
         }
+        // Staged single-pass tiles (TuningPolicy::stage_items; no default stages a plain scan),
+        // forward and reverse, with the L2 prefetch on sm_90 and without it on sm_80.
+        for (block_threads, items_per_thread, cap, prefetch, sm) in
+            [(128, 8, 5, 48, 90), (64, 16, 1, 0, 80)]
+        {
+            for variant in [ScanVariant::FLAT, ScanVariant::FLAT.reverse()] {
+                jobs.push(Job {
+                    name: format!(
+                        "{}__staged_{block_threads}x{items_per_thread}__sm{sm}{}",
+                        snapshot_name(&op.name, ty, Algorithm::SinglePass, ScanMode::Exclusive),
+                        variant.name_suffix()
+                    ),
+                    op: op.clone(),
+                    algorithm: Algorithm::SinglePass,
+                    mode: ScanMode::Exclusive,
+                    sm,
+                    policy: Some(TuningPolicy {
+                        min_blocks_per_sm: cap,
+                        l2_prefetch_tiles: prefetch,
+                        stage_items: true,
+                        ..TuningPolicy::new(block_threads, items_per_thread)
+                    }),
+                    variant,
+                    transform: None,
+                });
+            }
+        }
         // Vector widths, look-back windows and L2 prefetch distances the defaults do not use:
         // single-lane and odd windows, sub-word vectors (2 bytes: no vector word, so scalar),
         // 4- to 16-byte words, prefetch 1 to 4096 tiles ahead; the last one for sm_80, where

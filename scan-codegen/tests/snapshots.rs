@@ -124,7 +124,14 @@ fn fused() {
                     let g = generate_fused(&op, &t, algorithm, mode, variant, policy)
                         .expect("generates");
                     assert_eq!(g.input_arrays(), t.inputs.len());
-                    assert_eq!(g.policy.l2_prefetch_tiles, 0, "no bulk prefetch when fused");
+                    if algorithm == Algorithm::SinglePass {
+                        // The L2 prefetch of a later tile asks for every input array's share.
+                        assert!(g.policy.l2_prefetch_tiles > 0);
+                        for k in 0..t.inputs.len() {
+                            let call = format!("scan_prefetch_tile_l2(in.in{k}, n, tile);");
+                            assert!(g.source.contains(&call), "{}: {call}", op.name);
+                        }
+                    }
                     insta::assert_snapshot!(
                         format!(
                             "{}__fused{}",

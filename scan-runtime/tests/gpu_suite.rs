@@ -21,7 +21,7 @@ use scan_runtime::{
 use std::sync::Arc;
 
 mod common;
-use common::ops::{Affine, ByteAffine, Compose, ComposeBytes, LastOfRun, Tally};
+use common::ops::{Affine, ByteAffine, Compose, ComposeBytes, LastOfRun, MatMul, Tally};
 use common::{first_mismatch, opts, walk_steps, Build, Rng, TestValue};
 use scan_core::half::{bf16, f16};
 
@@ -1101,6 +1101,115 @@ fn policy_variations_on_aligned_and_unaligned_buffers() {
     check::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, &policies);
     check::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add, &policies);
     report.finish("policy_variations_on_aligned_and_unaligned_buffers");
+}
+
+/// Staged tiles (TuningPolicy::stage_items: the items stay in shared memory from load to
+/// finish, a thread holds only its reduction) for plain scans of elements of 1 to 32 bytes,
+/// non-commutative ones included: every mode, forward and reverse, under shapes that stage 4 to
+/// 32 items a thread, with and without the L2 prefetch, in place, out of place and from
+/// unaligned buffers, at sizes around a tile and past the prefetch's first wave.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn staged_tiles_every_mode_direction_and_shape() {
+    fn check<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp)
+    where
+        Op::Elem: TestValue,
+    {
+        let stream = gpu.new_stream().expect("stream");
+        // (threads, items, register cap, L2 prefetch tiles)
+        let shapes = [
+            (128, 8, 5, 48),
+            (64, 16, 1, 0),
+            (32, 4, 1, 3),
+            (128, 32, 4, 48),
+        ];
+        for (threads, items, cap, prefetch) in shapes {
+            let policy = TuningPolicy {
+                min_blocks_per_sm: cap,
+                l2_prefetch_tiles: prefetch,
+                stage_items: true,
+                ..TuningPolicy::new(threads, items)
+            };
+            for mode in ScanMode::ALL {
+                for reverse in [false, true] {
+                    let direction = if reverse { "reverse" } else { "forward" };
+                    let case = format!("{label} staged {threads}x{items} cap{cap} prefetch{prefetch} {mode} {direction}");
+                    let options = opts(Algorithm::SinglePass, mode).policy(policy);
+                    let options = if reverse { options.reverse() } else { options };
+                    let mut scanner = match gpu.scanner::<Op>(options) {
+                        Ok(s) => s,
+                        // A shape whose staged tile outgrows shared memory for this element
+                        // is refused before any launch; that is all it may do.
+                        Err(ScanError::Codegen(e)) if e.to_string().contains("shared memory") => {
+                            continue
+                        }
+                        Err(e) => {
+                            report.fail(format!("{case}: building the scanner failed: {e}"));
+                            continue;
+                        }
+                    };
+                    let tile = scanner.tile_items();
+                    let mut rng = Rng::new(&case);
+                    for n in [
+                        1,
+                        31,
+                        32,
+                        33,
+                        tile - 1,
+                        tile,
+                        tile + 1,
+                        997,
+                        65_537,
+                        300 * tile + 7,
+                    ] {
+                        let input: Vec<Op::Elem> =
+                            (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+                        if reverse {
+                            // A suffix scan is the forward scan of the reversed sequence.
+                            let mut expected: Vec<Op::Elem> = input.iter().rev().copied().collect();
+                            cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+                            expected.reverse();
+                            let got = scan_out_of_place(&mut scanner, &stream, &input);
+                            report.record(
+                                &format!("{case} n={n} out-of-place"),
+                                got.and_then(|g| first_mismatch(&expected, &g)),
+                            );
+                            let got = scanner.scan(&input).map_err(|e| e.to_string());
+                            report.record(
+                                &format!("{case} n={n} in-place"),
+                                got.and_then(|g| first_mismatch(&expected, &g)),
+                            );
+                        } else {
+                            check_scans(
+                                &mut scanner,
+                                &stream,
+                                report,
+                                &format!("{case} n={n}"),
+                                &input,
+                                mode,
+                                true,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let gpu = gpu();
+    let mut report = Report::default();
+    check::<MatMul>(&gpu, &mut report, "matmul Mat2", BuiltinOp::Mul);
+    check::<LastOfRun>(&gpu, &mut report, "last_of_run Tally", BuiltinOp::Add);
+    check::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add);
+    check::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add);
+    check::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add);
+    check::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul);
+    check::<ComposeBytes>(
+        &gpu,
+        &mut report,
+        "compose_bytes ByteAffine",
+        BuiltinOp::Add,
+    );
+    report.finish("staged_tiles_every_mode_direction_and_shape");
 }
 
 /// Packed 1-byte items (layout::packs_items) under every register cap the runtime may fall back

@@ -125,6 +125,10 @@ pub struct EmitArgs {
     /// Override the policy's single-pass L2 prefetch distance in tiles (0 = off).
     #[arg(long = "prefetch-tiles")]
     pub l2_prefetch_tiles: Option<u32>,
+    /// Override whether a plain single-pass tile keeps its items staged in shared memory
+    /// (`true`, the default for wide elements) or in registers (`false`).
+    #[arg(long = "staged", value_name = "BOOL")]
+    pub staged: Option<bool>,
     /// Write the source to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -195,6 +199,9 @@ pub fn run(args: EmitArgs) -> CliResult {
         (&mut policy.look_back_window, args.window),
         (&mut policy.l2_prefetch_tiles, args.l2_prefetch_tiles),
     ];
+    if let Some(staged) = args.staged {
+        policy.stage_items = staged;
+    }
     for (field, value) in overrides {
         if let Some(v) = value {
             *field = v;

@@ -41,6 +41,14 @@ pub struct TuneArgs {
     /// Single-pass L2 prefetch distances (tiles ahead, 0 = off) to try.
     #[arg(long = "prefetch-tiles", value_delimiter = ',', default_value = "0,48")]
     pub l2_prefetch_tiles: Vec<u32>,
+    /// Single-pass: whether tiles keep their items staged in shared memory (`true`) or in
+    /// registers (`false`), to try.
+    #[arg(long = "staged", value_delimiter = ',', default_value = "false")]
+    pub staged: Vec<bool>,
+    /// Register caps (blocks per SM asked of ptxas) to try; by default the default policy's
+    /// where that many blocks fit in an SM's 2048 threads, 1 otherwise.
+    #[arg(long = "min-blocks", value_delimiter = ',')]
+    pub min_blocks: Vec<u32>,
     /// log2 of the number of elements each candidate is timed on.
     #[arg(long, default_value_t = 28)]
     pub log2n: u32,
@@ -62,6 +70,8 @@ struct Trial {
     vector_bytes: u32,
     look_back_window: u32,
     l2_prefetch_tiles: u32,
+    min_blocks_per_sm: u32,
+    staged: bool,
     scan_ms: f64,
     copy_ms: f64,
     fraction_of_copy: f64,
@@ -100,9 +110,9 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
     }
     println!(
-        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | prefetch tiles | scan ms | fraction of copy |"
+        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | scan ms | fraction of copy |"
     );
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |");
     for t in &trials {
         let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
             " **best**"
@@ -110,7 +120,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             ""
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
             t.algorithm,
             t.op,
             t.ty,
@@ -121,6 +131,8 @@ pub fn run(args: TuneArgs) -> CliResult {
             t.vector_bytes,
             t.look_back_window,
             t.l2_prefetch_tiles,
+            t.min_blocks_per_sm,
+            if t.staged { "yes" } else { "no" },
             t.scan_ms,
             t.fraction_of_copy
         );
@@ -164,21 +176,31 @@ where
     let default_cap = TuningPolicy::for_target(gpu.sm(), algorithm, elem).min_blocks_per_sm;
     let mut shapes = Vec::new();
     for &threads in &args.threads {
+        let caps = if args.min_blocks.is_empty() {
+            vec![if threads * default_cap <= 2048 {
+                default_cap
+            } else {
+                1
+            }]
+        } else {
+            args.min_blocks.clone()
+        };
         for &items in &args.items {
             for &vector_bytes in &args.vector_bytes {
                 for &look_back_window in &args.look_back_window {
                     for &l2_prefetch_tiles in &args.l2_prefetch_tiles {
-                        shapes.push(TuningPolicy {
-                            min_blocks_per_sm: if threads * default_cap <= 2048 {
-                                default_cap
-                            } else {
-                                1
-                            },
-                            vector_bytes,
-                            look_back_window,
-                            l2_prefetch_tiles,
-                            ..TuningPolicy::new(threads, items)
-                        });
+                        for &stage_items in &args.staged {
+                            for &min_blocks_per_sm in &caps {
+                                shapes.push(TuningPolicy {
+                                    min_blocks_per_sm,
+                                    vector_bytes,
+                                    look_back_window,
+                                    l2_prefetch_tiles,
+                                    stage_items,
+                                    ..TuningPolicy::new(threads, items)
+                                });
+                            }
+                        }
                     }
                 }
             }
@@ -186,12 +208,14 @@ where
     }
     for policy in shapes {
         let shape = format!(
-            "{}x{} vec{} window{} prefetch{}",
+            "{}x{} vec{} window{} prefetch{} cap{}{}",
             policy.block_threads,
             policy.items_per_thread,
             policy.vector_bytes,
             policy.look_back_window,
-            policy.l2_prefetch_tiles
+            policy.l2_prefetch_tiles,
+            policy.min_blocks_per_sm,
+            if policy.stage_items { " staged" } else { "" }
         );
         let mut scanner =
             match gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy)) {
@@ -224,6 +248,8 @@ where
             vector_bytes: policy.vector_bytes,
             look_back_window: policy.look_back_window,
             l2_prefetch_tiles: policy.l2_prefetch_tiles,
+            min_blocks_per_sm: scanner.policy().min_blocks_per_sm,
+            staged: policy.stage_items,
             scan_ms,
             copy_ms,
             fraction_of_copy: copy_ms / scan_ms,
