@@ -306,8 +306,11 @@ impl TuningPolicy {
     /// size, the look-back), which a bigger tile spreads over more bytes; on an H100 the fused
     /// Kadane scan ran at 0.23 and 0.40 of a copy with 512- and 1024-item tiles of lifted items
     /// in registers, and at 0.78 with 4096-item tiles of staged inputs (H100, 2^28,
-    /// bench/results/h100-fused-session12.txt). The tile is [`Self::staged_tile`]'s. Segmented
-    /// and hierarchical fused scans keep elements in registers: [`Self::for_variant`].
+    /// bench/results/h100-fused-session12.txt). 128 threads, and items halved from
+    /// [`Self::MAX_ITEMS_PER_THREAD`] until the warps' staged slices fit
+    /// [`Self::FUSED_EXCHANGE_BYTES`] and a thread's read-back inputs fit
+    /// [`Self::FUSED_HELD_BYTES`]. Segmented and hierarchical fused scans keep elements in
+    /// registers: [`Self::for_variant`].
     pub fn for_transform(
         sm: u32,
         algorithm: Algorithm,
