@@ -12,9 +12,8 @@
 //! Arguments: log2 of the sizes (default 20,24,28) and repetitions (default 20; the median is
 //! reported). `--policies 128x8x6,256x16p48` times the fused scans alone under each launch shape
 //! (threads x items per thread x blocks per SM of the register cap, then the L2 prefetch
-//! distance in tiles). Without a GPU it says so
-//! and exits 0. The unfused kernels are written by hand in CUDA here on purpose: they are what
-//! a user writes today.
+//! distance in tiles). Without a GPU it says so and exits 0. The unfused kernels are written by
+//! hand in CUDA here on purpose: they are what a user writes today.
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use scangen::runtime::cudarc::driver::sys::CUevent_flags;
@@ -139,22 +138,6 @@ fn grid(n: usize) -> LaunchConfig {
     }
 }
 
-/// The fused scan's launch shape: the default policy, or one from `--policies` (a sweep of
-/// the fused scans alone, to tune the policy by).
-#[derive(Clone, Copy)]
-struct Shape {
-    policy: Option<TuningPolicy>,
-}
-
-impl Shape {
-    fn options(self) -> ScanOptions {
-        ScanOptions {
-            policy: self.policy,
-            ..ScanOptions::default()
-        }
-    }
-}
-
 /// `THREADSxITEMS[xBLOCKS][pTILES]` (blocks per SM of the register cap, 1 = none; L2 prefetch
 /// distance in tiles, 0 = off) as a policy of the default shape otherwise.
 fn parse_policy(text: &str) -> Res<TuningPolicy> {
@@ -222,7 +205,23 @@ impl Row {
     }
 }
 
-fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Shape) -> Res<Row> {
+/// Options of the fused scan: the default policy, or one from `--policies` (a sweep of the
+/// fused scans alone, to tune the policy by).
+fn fused_options(policy: Option<TuningPolicy>) -> ScanOptions {
+    ScanOptions {
+        policy,
+        ..ScanOptions::default()
+    }
+}
+
+fn kadane(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    log2: u32,
+    reps: usize,
+    policy: Option<TuningPolicy>,
+) -> Res<Row> {
+    const OP: &str = "kadane i64 -> i64";
     let n = 1usize << log2;
     let mut rng = StdRng::seed_from_u64(0x6b0 + log2 as u64);
     let host: Vec<i64> = (0..n)
@@ -230,7 +229,7 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
         .collect();
     let x = stream.clone_htod(&host)?;
     let mut y: CudaSlice<i64> = stream.alloc_zeros(n)?;
-    let mut fused = gpu.transform_scanner::<Kadane>(shape.options())?;
+    let mut fused = gpu.transform_scanner::<Kadane>(fused_options(policy))?;
     fused.scanner().prepare(n as u64, stream)?;
     let fused_ms = time(stream, reps, || {
         fused.transform_scan_device(stream, &x, &mut y, ScanExtras::default())?;
@@ -240,9 +239,9 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
     if stream.clone_dtoh(&y)? != want {
         return Err(format!("fused Kadane at 2^{log2} differs from the CPU").into());
     }
-    if let Some(policy) = shape.policy {
+    if let Some(policy) = policy {
         return Ok(Row::fused_only(
-            "kadane i64 -> i64",
+            OP,
             policy,
             log2,
             fused_ms,
@@ -281,7 +280,7 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
     // Bytes of the fused ideal: 8 read + 8 written per element; a copy of 8n bytes moves that.
     let copy = copy_ms(stream, 8 * n, reps)?;
     Ok(Row {
-        op: "kadane i64 -> i64".into(),
+        op: OP.into(),
         log2,
         fused_ms,
         unfused_ms,
@@ -290,7 +289,14 @@ fn kadane(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
     })
 }
 
-fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Shape) -> Res<Row> {
+fn argmin(
+    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
+    log2: u32,
+    reps: usize,
+    policy: Option<TuningPolicy>,
+) -> Res<Row> {
+    const OP: &str = "argmin f32 -> u64";
     let n = 1usize << log2;
     let mut rng = StdRng::seed_from_u64(0xa5 + log2 as u64);
     let host: Vec<f32> = (0..n)
@@ -298,7 +304,7 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
         .collect();
     let x = stream.clone_htod(&host)?;
     let mut y: CudaSlice<u64> = stream.alloc_zeros(n)?;
-    let mut fused = gpu.transform_scanner::<ArgMin>(shape.options())?;
+    let mut fused = gpu.transform_scanner::<ArgMin>(fused_options(policy))?;
     fused.scanner().prepare(n as u64, stream)?;
     let fused_ms = time(stream, reps, || {
         fused.transform_scan_device(stream, &x, &mut y, ScanExtras::default())?;
@@ -308,9 +314,9 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
     if stream.clone_dtoh(&y)? != want {
         return Err(format!("fused argmin at 2^{log2} differs from the CPU").into());
     }
-    if let Some(policy) = shape.policy {
+    if let Some(policy) = policy {
         return Ok(Row::fused_only(
-            "argmin f32 -> u64",
+            OP,
             policy,
             log2,
             fused_ms,
@@ -347,7 +353,7 @@ fn argmin(gpu: &Gpu, stream: &Arc<CudaStream>, log2: u32, reps: usize, shape: Sh
     // 4 bytes read + 8 written per element: a copy of 6n bytes moves as much.
     let copy = copy_ms(stream, 6 * n, reps)?;
     Ok(Row {
-        op: "argmin f32 -> u64".into(),
+        op: OP.into(),
         log2,
         fused_ms,
         unfused_ms,
@@ -396,22 +402,21 @@ fn main() -> Res<()> {
     println!("|---|---|---|---|---|---|---|---|");
     for &log2 in &log2s {
         if policies.is_empty() {
-            let shape = Shape { policy: None };
-            kadane(&gpu, &stream, log2, reps, shape)?.print();
-            argmin(&gpu, &stream, log2, reps, shape)?.print();
+            kadane(&gpu, &stream, log2, reps, None)?.print();
+            argmin(&gpu, &stream, log2, reps, None)?.print();
         }
         // A sweep: the fused scans alone under each policy (a shape the scanner refuses, or
         // that fails, is reported and skipped).
         for &policy in &policies {
-            let shape = Shape {
-                policy: Some(policy),
-            };
             for run in [kadane, argmin] {
-                match run(&gpu, &stream, log2, reps, shape) {
+                match run(&gpu, &stream, log2, reps, Some(policy)) {
                     Ok(row) => row.print(),
                     Err(e) => println!(
-                        "| {}x{}x{} | 2^{log2} | failed: {e} |",
-                        policy.block_threads, policy.items_per_thread, policy.min_blocks_per_sm
+                        "| {}x{}x{}p{} | 2^{log2} | failed: {e} |",
+                        policy.block_threads,
+                        policy.items_per_thread,
+                        policy.min_blocks_per_sm,
+                        policy.l2_prefetch_tiles
                     ),
                 }
             }

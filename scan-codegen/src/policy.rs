@@ -39,10 +39,10 @@ pub struct TuningPolicy {
     /// its finish, and across the block scan and the look-back a thread holds only its
     /// reduction, not its items (scan-codegen/templates/fused.cu.tera, with the identity lift
     /// for a plain scan). A tile is then bounded by shared memory, not registers. Fused scans
-    /// always stage their inputs. A plain scan may too; it was measured for
-    /// wide elements, where it measured no faster than items in registers at the same tile
-    /// (H100, 2^28: 24 bytes 0.804 against 0.808, 32 bytes 0.578 against 0.612): off by
-    /// default, a shape `scangen tune --staged` tries. Ignored by other shapes.
+    /// always stage their inputs ([`TuningPolicy::for_transform`] reports it). For plain scans
+    /// it is off by default: for 16- to 32-byte elements it measured no faster than items in
+    /// registers at the same tile (H100, 2^28: 24 bytes 0.804 against 0.808, 32 bytes 0.578
+    /// against 0.612); `scangen tune --staged` tries it. Ignored by other shapes.
     pub stage_items: bool,
 }
 

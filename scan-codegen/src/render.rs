@@ -465,7 +465,7 @@ fn render_scan(
     // identity lift and project: one array of elements in, elements out, so the kernels keep
     // the plain ABI (`GeneratedScan::transform` stays `None`).
     let identity;
-    let plain_transform = transform;
+    let abi_transform = transform;
     let transform = match transform {
         None if stages_plain_items(&policy, algorithm, variant) => {
             identity = TransformSpec::identity(&op.element);
@@ -686,7 +686,7 @@ fn render_scan(
         elem_size,
         elem_align,
         scanned_size,
-        transform: plain_transform.cloned(),
+        transform: abi_transform.cloned(),
     })
 }
 
@@ -694,10 +694,7 @@ fn render_scan(
 /// single-pass tiles without segments (a segmented tile lifts its items into pairs as it
 /// combines them, and a column tile has its own exchange).
 fn stages_plain_items(policy: &TuningPolicy, algorithm: Algorithm, variant: ScanVariant) -> bool {
-    policy.stage_items
-        && algorithm == Algorithm::SinglePass
-        && !variant.segments.lifts_elements()
-        && variant.segments != Segments::Columns
+    policy.stage_items && algorithm == Algorithm::SinglePass && !variant.segments.is_segmented()
 }
 
 /// The kernels' array parameters (`in_params`, `out_param`), the lines that wrap them for the

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 mod common;
 use common::ops::{Affine, ByteAffine, Compose, ComposeBytes, LastOfRun, MatMul, Tally};
+use common::segments::reference;
 use common::{first_mismatch, opts, walk_steps, Build, Rng, TestValue};
 use scan_core::half::{bf16, f16};
 
@@ -210,24 +211,39 @@ fn check_scans<Op: ScanOp>(
 {
     let mut expected = input.to_vec();
     cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+    check_scans_against(scanner, stream, report, case, input, &expected, unaligned);
+}
+
+/// [`check_scans`] against a given reference (a reverse scan's, say).
+fn check_scans_against<Op: ScanOp>(
+    scanner: &mut Scanner<Op>,
+    stream: &Arc<CudaStream>,
+    report: &mut Report,
+    case: &str,
+    input: &[Op::Elem],
+    expected: &[Op::Elem],
+    unaligned: bool,
+) where
+    Op::Elem: TestValue,
+{
     let got = scan_out_of_place(scanner, stream, input);
     report.record(
         &format!("{case} out-of-place"),
-        got.and_then(|g| first_mismatch(&expected, &g)),
+        got.and_then(|g| first_mismatch(expected, &g)),
     );
     if unaligned {
         for out_offset in [0, 1] {
             let got = scan_at_offsets(scanner, stream, input, out_offset);
             report.record(
                 &format!("{case} input at +1, output at +{out_offset}"),
-                got.and_then(|g| first_mismatch(&expected, &g)),
+                got.and_then(|g| first_mismatch(expected, &g)),
             );
         }
     }
     let got = scanner.scan(input).map_err(|e| e.to_string());
     report.record(
         &format!("{case} in-place"),
-        got.and_then(|g| first_mismatch(&expected, &g)),
+        got.and_then(|g| first_mismatch(expected, &g)),
     );
 }
 
@@ -1164,32 +1180,24 @@ fn staged_tiles_every_mode_direction_and_shape() {
                     ] {
                         let input: Vec<Op::Elem> =
                             (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
-                        if reverse {
-                            // A suffix scan is the forward scan of the reversed sequence.
-                            let mut expected: Vec<Op::Elem> = input.iter().rev().copied().collect();
-                            cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
-                            expected.reverse();
-                            let got = scan_out_of_place(&mut scanner, &stream, &input);
-                            report.record(
-                                &format!("{case} n={n} out-of-place"),
-                                got.and_then(|g| first_mismatch(&expected, &g)),
-                            );
-                            let got = scanner.scan(&input).map_err(|e| e.to_string());
-                            report.record(
-                                &format!("{case} n={n} in-place"),
-                                got.and_then(|g| first_mismatch(&expected, &g)),
-                            );
-                        } else {
-                            check_scans(
-                                &mut scanner,
-                                &stream,
-                                report,
-                                &format!("{case} n={n}"),
-                                &input,
-                                mode,
-                                true,
-                            );
-                        }
+                        let mut expected = input.clone();
+                        reference::<Op>(
+                            &input,
+                            &[(0, input.len())],
+                            mode,
+                            reverse,
+                            None,
+                            &mut expected,
+                        );
+                        check_scans_against(
+                            &mut scanner,
+                            &stream,
+                            report,
+                            &format!("{case} n={n}"),
+                            &input,
+                            &expected,
+                            !reverse,
+                        );
                     }
                 }
             }

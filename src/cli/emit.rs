@@ -126,7 +126,7 @@ pub struct EmitArgs {
     #[arg(long = "prefetch-tiles")]
     pub l2_prefetch_tiles: Option<u32>,
     /// Override whether a plain single-pass tile keeps its items staged in shared memory
-    /// (`true`, the default for wide elements) or in registers (`false`).
+    /// (`true`) or in registers (`false`, the default).
     #[arg(long = "staged", value_name = "BOOL")]
     pub staged: Option<bool>,
     /// Write the source to FILE instead of standard output.

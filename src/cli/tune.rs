@@ -174,38 +174,35 @@ where
     // The default's register cap, for every shape whose that many blocks fit in an SM's 2048
     // threads (the runtime loosens it if ptxas would spill).
     let default_cap = TuningPolicy::for_target(gpu.sm(), algorithm, elem).min_blocks_per_sm;
-    let mut shapes = Vec::new();
-    for &threads in &args.threads {
-        let caps = if args.min_blocks.is_empty() {
-            vec![if threads * default_cap <= 2048 {
-                default_cap
-            } else {
-                1
-            }]
-        } else {
-            args.min_blocks.clone()
-        };
-        for &items in &args.items {
-            for &vector_bytes in &args.vector_bytes {
-                for &look_back_window in &args.look_back_window {
-                    for &l2_prefetch_tiles in &args.l2_prefetch_tiles {
-                        for &stage_items in &args.staged {
-                            for &min_blocks_per_sm in &caps {
-                                shapes.push(TuningPolicy {
-                                    min_blocks_per_sm,
-                                    vector_bytes,
-                                    look_back_window,
-                                    l2_prefetch_tiles,
-                                    stage_items,
-                                    ..TuningPolicy::new(threads, items)
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
+    // Every combination of the axes, one axis at a time.
+    let mut shapes: Vec<TuningPolicy> = args
+        .threads
+        .iter()
+        .flat_map(|&t| args.items.iter().map(move |&i| TuningPolicy::new(t, i)))
+        .collect();
+    shapes = vary(shapes, &args.vector_bytes, |p, v| p.vector_bytes = v);
+    shapes = vary(shapes, &args.look_back_window, |p, w| {
+        p.look_back_window = w
+    });
+    shapes = vary(shapes, &args.l2_prefetch_tiles, |p, d| {
+        p.l2_prefetch_tiles = d
+    });
+    shapes = vary(shapes, &args.staged, |p, s| p.stage_items = s);
+    shapes = if args.min_blocks.is_empty() {
+        shapes
+            .into_iter()
+            .map(|p| TuningPolicy {
+                min_blocks_per_sm: if p.block_threads * default_cap <= 2048 {
+                    default_cap
+                } else {
+                    1
+                },
+                ..p
+            })
+            .collect()
+    } else {
+        vary(shapes, &args.min_blocks, |p, b| p.min_blocks_per_sm = b)
+    };
     for policy in shapes {
         let shape = format!(
             "{}x{} vec{} window{} prefetch{} cap{}{}",
@@ -256,4 +253,23 @@ where
         });
     }
     Ok(())
+}
+
+/// Each of `shapes` once per value of one axis, set by `set`.
+fn vary<T: Copy>(
+    shapes: Vec<TuningPolicy>,
+    values: &[T],
+    set: impl Fn(&mut TuningPolicy, T),
+) -> Vec<TuningPolicy> {
+    shapes
+        .into_iter()
+        .flat_map(|p| {
+            let set = &set;
+            values.iter().map(move |&v| {
+                let mut p = p;
+                set(&mut p, v);
+                p
+            })
+        })
+        .collect()
 }
