@@ -10,9 +10,9 @@
 //! ```
 //!
 //! Arguments: log2 of the sizes (default 20,24,28) and repetitions (default 20; the median is
-//! reported). `--policies 128x8x6,256x16p48` times the fused scans alone under each launch shape
-//! (threads x items per thread x blocks per SM of the register cap, then the L2 prefetch
-//! distance in tiles). Without a GPU it says so and exits 0. The unfused kernels are written by
+//! reported). `--policies 128x8x6,256x16p48r2` times the fused scans alone under each launch
+//! shape (threads x items per thread x blocks per SM of the register cap, then the L2 prefetch
+//! distance in tiles and the runs per thread). Without a GPU it says so and exits 0. The unfused kernels are written by
 //! hand in CUDA here on purpose: they are what a user writes today.
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -138,9 +138,14 @@ fn grid(n: usize) -> LaunchConfig {
     }
 }
 
-/// `THREADSxITEMS[xBLOCKS][pTILES]` (blocks per SM of the register cap, 1 = none; L2 prefetch
-/// distance in tiles, 0 = off) as a policy of the default shape otherwise.
+/// `THREADSxITEMS[xBLOCKS][pTILES][rRUNS]` (blocks per SM of the register cap, 1 = none; L2
+/// prefetch distance in tiles, 0 = off; runs per thread, 1 = one chain) as a policy of the
+/// default shape otherwise.
 fn parse_policy(text: &str) -> Res<TuningPolicy> {
+    let (text, thread_runs) = match text.split_once('r') {
+        Some((rest, runs)) => (rest, runs.trim().parse()?),
+        None => (text, 1),
+    };
     let (shape, prefetch) = match text.split_once('p') {
         Some((shape, tiles)) => (shape, tiles.trim().parse()?),
         None => (text, 0),
@@ -160,6 +165,7 @@ fn parse_policy(text: &str) -> Res<TuningPolicy> {
         items_per_thread: items,
         min_blocks_per_sm: blocks,
         l2_prefetch_tiles: prefetch,
+        thread_runs,
         ..default
     })
 }

@@ -620,6 +620,69 @@ fn gpu_transform_scans_match_loops() {
     println!("gpu suite (fused): {cases} cases passed");
 }
 
+/// Fused single-pass tiles too big for static shared memory (8192 items: Kadane's staged i64s
+/// take 64 KiB, the recurrence's u32 and u64 96 KiB) run from dynamic shared memory, and a
+/// thread's items fold as several interleaved runs (TuningPolicy::thread_runs): every mode and
+/// direction, at sizes around those tiles, bit for bit.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh, then .gpu/run-all.sh on a GPU machine"]
+fn gpu_transform_scans_with_big_tiles_and_thread_runs() {
+    use scangen::codegen::TuningPolicy;
+    let gpu = gpu();
+    let mut rng = StdRng::seed_from_u64(0xd5a);
+    let mut cases = 0;
+    // (threads, items, register cap, L2 prefetch tiles, runs per thread)
+    for (threads, items, cap, prefetch, runs) in [
+        (128, 64, 3, 96, 1),
+        (256, 32, 2, 48, 2),
+        (128, 32, 5, 96, 4),
+        (64, 8, 1, 0, 8),
+    ] {
+        let policy = TuningPolicy {
+            min_blocks_per_sm: cap,
+            l2_prefetch_tiles: prefetch,
+            vector_bytes: 1,
+            stage_items: true,
+            thread_runs: runs,
+            ..TuningPolicy::new(threads, items)
+        };
+        for mode in ScanMode::ALL {
+            for reverse in [false, true] {
+                let o = options(mode, reverse, Algorithm::SinglePass).policy(policy);
+                let mut kad = gpu.transform_scanner::<Kadane>(o).unwrap();
+                let mut arg = gpu.transform_scanner::<ArgMin>(o).unwrap();
+                let mut rec = gpu.transform_scanner::<Recur>(o).unwrap();
+                let tile = (threads * items) as usize;
+                for n in [1, 33, tile - 1, tile, tile + 1, 3 * tile + 7, 1_000_003] {
+                    let ctx =
+                        format!("{threads}x{items} runs{runs} {mode} reverse={reverse} n={n}");
+                    let k = kadane_input(&mut rng, n);
+                    assert_same(
+                        &kad.transform_scan(k.as_slice()).unwrap(),
+                        &reference::<Kadane>(&k, mode, reverse).0,
+                        &format!("kadane {ctx}"),
+                    );
+                    let m = argmin_input(&mut rng, n);
+                    assert_same(
+                        &arg.transform_scan(m.as_slice()).unwrap(),
+                        &reference::<ArgMin>(&m, mode, reverse).0,
+                        &format!("argmin {ctx}"),
+                    );
+                    let (a, b) = recur_input(&mut rng, n);
+                    let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+                    assert_same(
+                        &rec.transform_scan((a.as_slice(), b.as_slice())).unwrap(),
+                        &reference::<Recur>(&ab, mode, reverse).0,
+                        &format!("recur {ctx}"),
+                    );
+                    cases += 3;
+                }
+            }
+        }
+    }
+    println!("gpu suite (fused, big tiles and thread runs): {cases} cases passed");
+}
+
 /// Device buffers, an initial value and the total (an element): chained halves give the
 /// whole scan.
 #[test]

@@ -44,6 +44,12 @@ pub struct TuningPolicy {
     /// registers at the same tile (H100, 2^28: 24 bytes 0.804 against 0.808, 32 bytes 0.578
     /// against 0.612); `scangen tune --staged` tries it. Ignored by other shapes.
     pub stage_items: bool,
+    /// Contiguous runs a thread splits its items into, folded and scanned as that many
+    /// interleaved chains of combines (1 to `items_per_thread`, dividing it): where one chain
+    /// waits on each combine's latency, several keep combines in flight (each run after the
+    /// first costs one more combine, for its seed). Unsegmented scans; segmented and column
+    /// scans fold one chain.
+    pub thread_runs: u32,
 }
 
 impl TuningPolicy {
@@ -65,6 +71,23 @@ impl TuningPolicy {
 
     /// Static shared memory a block may use without opting in to more (48 KiB on every arch).
     pub const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+    /// Shared memory a single-pass block may use at most: past
+    /// [`TuningPolicy::MAX_STATIC_SHARED_BYTES`] its storage is dynamic shared memory
+    /// ([`crate::GeneratedScan::dynamic_shared_bytes`]), up to sm_90's opt-in limit of 227 KiB
+    /// (sm_80: 163 KiB, sm_86/89: 99 KiB; the runtime checks the device's own limit before it
+    /// launches). The hierarchical kernels and the column kernel keep static storage.
+    pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
+
+    /// The most shared memory a block of `algorithm`'s flat kernels may use: dynamic shared
+    /// memory for the single-pass kernel, static for the hierarchical ones (they move 3n and
+    /// are tuned well under 48 KiB).
+    pub fn max_shared_bytes(algorithm: Algorithm) -> u64 {
+        match algorithm {
+            Algorithm::SinglePass => Self::MAX_SHARED_BYTES,
+            _ => Self::MAX_STATIC_SHARED_BYTES,
+        }
+    }
 
     /// `__nanosleep` (ns) of a single-pass look-back between two reads of a window of
     /// predecessor statuses that is not ready yet. Short, because predecessors are usually a
@@ -88,6 +111,7 @@ impl TuningPolicy {
             l2_prefetch_tiles: 0,
             max_epoch: Self::MAX_EPOCH,
             stage_items: false,
+            thread_runs: 1,
         }
     }
 
@@ -209,8 +233,13 @@ impl TuningPolicy {
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding (one element per 128 bytes) can still push a big element past
-        // the static limit: halve threads, then items, until the shape is valid.
-        while policy.validate(algorithm, size, size.min(8)).is_err() {
+        // the static limit: halve threads, then items, until the shape is valid. (Defaults stay
+        // within static shared memory; bigger tiles are the staged policies' choice.)
+        let fits_statically = |p: &TuningPolicy| {
+            layout::static_shared_bytes(p, algorithm, size, size.min(8))
+                <= Self::MAX_STATIC_SHARED_BYTES
+        };
+        while policy.validate(algorithm, size, size.min(8)).is_err() || !fits_statically(&policy) {
             if policy.block_threads > 32 {
                 policy.block_threads = (policy.block_threads / 2).max(32) / 32 * 32;
             } else if policy.items_per_thread > 1 {
@@ -470,13 +499,13 @@ impl TuningPolicy {
     ) -> Result<(), CodegenError> {
         self.validate_shape(elem_size)?;
         let smem = layout::static_shared_bytes(self, algorithm, elem_size, elem_align);
-        if smem > Self::MAX_STATIC_SHARED_BYTES {
+        let limit = Self::max_shared_bytes(algorithm);
+        if smem > limit {
             return Err(CodegenError::InvalidPolicy(format!(
                 "a block would need {smem} bytes of shared memory ({} threads x {} items of {elem_size} bytes), \
-                 over the {} bytes of static shared memory; lower block_threads or items_per_thread",
+                 over the {limit} bytes a {algorithm} block may use; lower block_threads or items_per_thread",
                 self.block_threads,
                 self.items_per_thread,
-                Self::MAX_STATIC_SHARED_BYTES
             )));
         }
         Ok(())
@@ -536,6 +565,12 @@ impl TuningPolicy {
                 "max_epoch = {} must be between 2 and {} (30 bits of a status word; the tile state is swept every max_epoch - 1 launches)",
                 self.max_epoch,
                 Self::MAX_EPOCH
+            ));
+        }
+        if self.thread_runs == 0 || !self.items_per_thread.is_multiple_of(self.thread_runs) {
+            return bad(format!(
+                "thread_runs = {} must divide items_per_thread = {} (a thread's items split into runs of equal length)",
+                self.thread_runs, self.items_per_thread
             ));
         }
         if elem_size == 0 {
@@ -719,10 +754,17 @@ mod tests {
         assert!(err(p(256, 0), 4).contains("items_per_thread = 0"));
         assert!(err(p(256, 65), 4).contains("between 1 and 64"));
         assert!(
-            err(p(1024, 16), 8).contains("shared memory"),
+            err(p(1024, 64), 8).contains("shared memory"),
             "{}",
-            err(p(1024, 16), 8)
+            err(p(1024, 64), 8)
         );
+        // Past the static limit: dynamic shared memory for single-pass blocks only.
+        assert!(p(1024, 16).validate(Algorithm::SinglePass, 8, 8).is_ok());
+        assert!(p(1024, 16)
+            .validate(Algorithm::Blelloch, 8, 8)
+            .unwrap_err()
+            .to_string()
+            .contains("shared memory"));
         assert!(err(p(256, 4), 0).contains("size 0"));
         let with = |vector_bytes, look_back_window| TuningPolicy {
             vector_bytes,
@@ -742,6 +784,13 @@ mod tests {
             min_blocks_per_sm,
             ..p(128, 8)
         };
+        let runs = |thread_runs| TuningPolicy {
+            thread_runs,
+            ..p(128, 8)
+        };
+        assert!(err(runs(0), 4).contains("thread_runs = 0"));
+        assert!(err(runs(3), 4).contains("must divide"));
+        assert!(runs(8).validate(Algorithm::SinglePass, 4, 4).is_ok());
         assert!(err(cap(0), 4).contains("min_blocks_per_sm = 0"));
         assert!(err(cap(33), 4).contains("between 1"));
         assert!(prefetch(4096).validate(Algorithm::SinglePass, 4, 4).is_ok());

@@ -50,6 +50,11 @@ pub struct GeneratedScan {
     /// The fused lift and project ([`generate_fused`]): the kernels read `inputs.len()` typed
     /// input arrays and write the output type in place of `in` and `out`. `None`: plain.
     pub transform: Option<TransformSpec>,
+    /// Bytes of dynamic shared memory to launch the single-pass kernel with: 0 when its
+    /// storage is static (48 KiB or less). Above 48 KiB the launcher must first raise the
+    /// function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to this (and the device's
+    /// opt-in limit must allow it). The kernel `static_assert`s that its storage fits.
+    pub dynamic_shared_bytes: u32,
 }
 
 impl GeneratedScan {
@@ -485,6 +490,11 @@ fn render_scan(
         .map_err(CodegenError::InvalidVariant)?;
     let segmented = variant.segments.lifts_elements();
     let columns = variant.segments == Segments::Columns;
+    if segmented || columns {
+        // A segmented tile lifts its items into pairs as it folds them, and a column tile
+        // folds a column's rows: one chain each.
+        policy.thread_runs = 1;
+    }
     if columns {
         // The L2 prefetch asks for a contiguous tile; a column tile is rows of a strip.
         policy.l2_prefetch_tiles = 0;
@@ -528,15 +538,26 @@ fn render_scan(
             + u64::from(tile_elems) * elem_size as u64
             - u64::from(plain_tile_elems) * elem_size as u64
     };
-    if smem > TuningPolicy::MAX_STATIC_SHARED_BYTES {
+    // Past the static limit the single-pass block's storage is dynamic shared memory; the
+    // column kernel keeps its own static storage.
+    let smem_limit = if columns {
+        TuningPolicy::MAX_STATIC_SHARED_BYTES
+    } else {
+        TuningPolicy::max_shared_bytes(algorithm)
+    };
+    if smem > smem_limit {
         return Err(CodegenError::InvalidPolicy(format!(
-            "the {} scan needs {smem} bytes of static shared memory per block with {} threads x {} items; at most {} fit: use fewer items per thread",
+            "the {} scan needs {smem} bytes of shared memory per block with {} threads x {} items; at most {smem_limit} fit: use fewer items per thread",
             variant.segments,
             policy.block_threads,
             policy.items_per_thread,
-            TuningPolicy::MAX_STATIC_SHARED_BYTES
         )));
     }
+    let dynamic_shared_bytes = if smem > TuningPolicy::MAX_STATIC_SHARED_BYTES {
+        smem.div_ceil(16) as u32 * 16
+    } else {
+        0
+    };
     if segmented && policy.items_per_thread > 64 {
         return Err(CodegenError::InvalidPolicy(format!(
             "items_per_thread = {} must be at most 64 for a segmented scan (one head bit per item in a 64-bit mask)",
@@ -624,6 +645,8 @@ fn render_scan(
     ctx.insert("items_per_thread", &policy.items_per_thread);
     ctx.insert("min_blocks_per_sm", &policy.min_blocks_per_sm.max(1));
     ctx.insert("tile_items", &policy.tile_items());
+    ctx.insert("dynamic_shared_bytes", &dynamic_shared_bytes);
+    ctx.insert("thread_runs", &policy.thread_runs);
     ctx.insert("warps", &(policy.block_threads / 32));
     ctx.insert("words", &layout::elem_words(scanned_size));
 
@@ -687,6 +710,7 @@ fn render_scan(
         elem_align,
         scanned_size,
         transform: abi_transform.cloned(),
+        dynamic_shared_bytes,
     })
 }
 

@@ -277,10 +277,14 @@ fn jobs() -> Vec<Job> {
             }
         }
         // Staged single-pass tiles (TuningPolicy::stage_items; no default stages a plain scan),
-        // forward and reverse, with the L2 prefetch on sm_90 and without it on sm_80.
-        for (block_threads, items_per_thread, cap, prefetch, sm) in
-            [(128, 8, 5, 48, 90), (64, 16, 1, 0, 80)]
-        {
+        // forward and reverse, with the L2 prefetch on sm_90 and without it on sm_80. At 128 x
+        // 64, 8-byte and wider elements take dynamic shared memory (the kernel's static_assert
+        // checks the host's bound).
+        for (block_threads, items_per_thread, cap, prefetch, sm) in [
+            (128, 8, 5, 48, 90),
+            (64, 16, 1, 0, 80),
+            (128, 64, 2, 96, 90),
+        ] {
             for variant in [ScanVariant::FLAT, ScanVariant::FLAT.reverse()] {
                 jobs.push(Job {
                     name: format!(
@@ -426,6 +430,31 @@ fn jobs() -> Vec<Job> {
                         });
                     }
                 }
+            }
+        }
+        // 8192-item fused tiles: past static shared memory for every fused op.
+        for (block_threads, items_per_thread, cap) in [(128, 64, 3), (256, 32, 2)] {
+            for variant in [ScanVariant::FLAT, ScanVariant::FLAT.reverse()] {
+                jobs.push(Job {
+                    name: format!(
+                        "{}__fused__{block_threads}x{items_per_thread}{}",
+                        snapshot_name(&op.name, &ty, Algorithm::SinglePass, ScanMode::Inclusive),
+                        variant.name_suffix()
+                    ),
+                    op: op.clone(),
+                    algorithm: Algorithm::SinglePass,
+                    mode: ScanMode::Inclusive,
+                    sm: 90,
+                    policy: Some(TuningPolicy {
+                        min_blocks_per_sm: cap,
+                        l2_prefetch_tiles: 96,
+                        vector_bytes: 1,
+                        stage_items: true,
+                        ..TuningPolicy::new(block_threads, items_per_thread)
+                    }),
+                    variant,
+                    transform: Some(transform.clone()),
+                });
             }
         }
     }

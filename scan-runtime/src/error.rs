@@ -184,6 +184,18 @@ pub enum ScanError {
         max_blocks: u64,
     },
 
+    /// The kernels' tile needs more shared memory per block than the device allows (its
+    /// opt-in limit: 227 KiB on sm_90, 163 KiB on sm_80, 99 KiB on sm_86/89).
+    #[error("the scan's tile needs {needs} bytes of shared memory per block, but {device} allows at most {max}; use a smaller tile (fewer items_per_thread or block_threads in the policy)")]
+    SharedMemory {
+        /// Bytes a block of the kernel needs ([`scan_codegen::GeneratedScan::dynamic_shared_bytes`]).
+        needs: u32,
+        /// The device's most shared memory per block, opted in.
+        max: u32,
+        /// The device's name.
+        device: String,
+    },
+
     /// NVRTC rejected the generated source. `annotated` shows the log with the source lines
     /// around each reported location.
     #[error("NVRTC compilation failed:\n{annotated}")]

@@ -7,7 +7,7 @@ use crate::launch_plan::Kernel;
 use crate::options::ScanOptions;
 use crate::scanner::engine::value_bytes;
 use crate::scanner::{ScanEngine, Scanner};
-use cudarc::driver::sys::{CUdevice_attribute, CUresult};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUresult};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
@@ -271,6 +271,35 @@ impl Gpu {
         Ok(ScanEngine::new(self.clone(), loaded, small, identity))
     }
 
+    /// Lets `function` launch with `bytes` of dynamic shared memory
+    /// ([`scan_codegen::GeneratedScan::dynamic_shared_bytes`]): past the 48 KiB every kernel
+    /// may use, a kernel must opt in, up to the device's limit. A tile over that limit is
+    /// [`ScanError::SharedMemory`], before any launch.
+    fn allow_dynamic_shared(&self, function: &CudaFunction, bytes: u32) -> Result<(), ScanError> {
+        if u64::from(bytes) <= TuningPolicy::MAX_STATIC_SHARED_BYTES {
+            return Ok(());
+        }
+        let max = self
+            .inner
+            .ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map_err(driver("reading the device's shared-memory limit"))?;
+        let max = u32::try_from(max).unwrap_or(0);
+        if bytes > max {
+            return Err(ScanError::SharedMemory {
+                needs: bytes,
+                max,
+                device: self.inner.name.clone(),
+            });
+        }
+        function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+            .map_err(driver("raising a kernel's dynamic shared-memory limit"))
+    }
+
     pub(crate) fn load(&self, key: ModuleKey) -> Result<Arc<LoadedScan>, ScanError> {
         if let Some(hit) = self
             .inner
@@ -325,6 +354,9 @@ impl Gpu {
                 let function = module
                     .load_function(kernel.name())
                     .map_err(driver("finding a kernel in the module"))?;
+                if kernel == Kernel::SinglePass {
+                    self.allow_dynamic_shared(&function, generated.dynamic_shared_bytes)?;
+                }
                 local_bytes = local_bytes.max(
                     function
                         .local_size_bytes()

@@ -1119,105 +1119,167 @@ fn policy_variations_on_aligned_and_unaligned_buffers() {
     report.finish("policy_variations_on_aligned_and_unaligned_buffers");
 }
 
-/// Staged tiles (TuningPolicy::stage_items: the items stay in shared memory from load to
-/// finish, a thread holds only its reduction) for plain scans of elements of 1 to 32 bytes,
-/// non-commutative ones included: every mode, forward and reverse, under shapes that stage 4 to
-/// 32 items a thread, with and without the L2 prefetch, in place, out of place and from
-/// unaligned buffers, at sizes around a tile and past the prefetch's first wave.
-#[test]
-#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
-fn staged_tiles_every_mode_direction_and_shape() {
-    fn check<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp)
-    where
-        Op::Elem: TestValue,
-    {
-        let stream = gpu.new_stream().expect("stream");
-        // (threads, items, register cap, L2 prefetch tiles)
-        let shapes = [
-            (128, 8, 5, 48),
-            (64, 16, 1, 0),
-            (32, 4, 1, 3),
-            (128, 32, 4, 48),
-        ];
-        for (threads, items, cap, prefetch) in shapes {
-            let policy = TuningPolicy {
-                min_blocks_per_sm: cap,
-                l2_prefetch_tiles: prefetch,
-                stage_items: true,
-                ..TuningPolicy::new(threads, items)
-            };
-            for mode in ScanMode::ALL {
-                for reverse in [false, true] {
-                    let direction = if reverse { "reverse" } else { "forward" };
-                    let case = format!("{label} staged {threads}x{items} cap{cap} prefetch{prefetch} {mode} {direction}");
-                    let options = opts(Algorithm::SinglePass, mode).policy(policy);
-                    let options = if reverse { options.reverse() } else { options };
-                    let mut scanner = match gpu.scanner::<Op>(options) {
-                        Ok(s) => s,
-                        // A shape whose staged tile outgrows shared memory for this element
-                        // is refused before any launch; that is all it may do.
-                        Err(ScanError::Codegen(e)) if e.to_string().contains("shared memory") => {
-                            continue
-                        }
-                        Err(e) => {
-                            report.fail(format!("{case}: building the scanner failed: {e}"));
-                            continue;
-                        }
-                    };
-                    let tile = scanner.tile_items();
-                    let mut rng = Rng::new(&case);
-                    for n in [
-                        1,
-                        31,
-                        32,
-                        33,
-                        tile - 1,
-                        tile,
-                        tile + 1,
-                        997,
-                        65_537,
-                        300 * tile + 7,
-                    ] {
-                        let input: Vec<Op::Elem> =
-                            (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
-                        let mut expected = input.clone();
-                        reference::<Op>(
-                            &input,
-                            &[(0, input.len())],
-                            mode,
-                            reverse,
-                            None,
-                            &mut expected,
-                        );
-                        check_scans_against(
-                            &mut scanner,
-                            &stream,
-                            report,
-                            &format!("{case} n={n}"),
-                            &input,
-                            &expected,
-                            !reverse,
-                        );
+/// Every mode, forward and reverse, of `Op` under each of `policies` (single-pass), in place,
+/// out of place and from unaligned buffers, at sizes around a tile and past the prefetch's
+/// first wave, against the CPU reference. A policy whose tile outgrows shared memory for this
+/// element is refused before any launch: that is all it may do.
+fn check_policies<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    op: BuiltinOp,
+    policies: &[TuningPolicy],
+) where
+    Op::Elem: TestValue,
+{
+    let stream = gpu.new_stream().expect("stream");
+    for &policy in policies {
+        let shape = format!(
+            "{}x{} cap{} prefetch{} runs{}{}",
+            policy.block_threads,
+            policy.items_per_thread,
+            policy.min_blocks_per_sm,
+            policy.l2_prefetch_tiles,
+            policy.thread_runs,
+            if policy.stage_items { " staged" } else { "" }
+        );
+        for mode in ScanMode::ALL {
+            for reverse in [false, true] {
+                let direction = if reverse { "reverse" } else { "forward" };
+                let case = format!("{label} {shape} {mode} {direction}");
+                let options = opts(Algorithm::SinglePass, mode).policy(policy);
+                let options = if reverse { options.reverse() } else { options };
+                let mut scanner = match gpu.scanner::<Op>(options) {
+                    Ok(s) => s,
+                    Err(ScanError::Codegen(e)) if e.to_string().contains("shared memory") => {
+                        continue
                     }
+                    Err(ScanError::SharedMemory { .. }) => continue,
+                    Err(e) => {
+                        report.fail(format!("{case}: building the scanner failed: {e}"));
+                        continue;
+                    }
+                };
+                let tile = scanner.tile_items();
+                let mut rng = Rng::new(&case);
+                for n in [
+                    1,
+                    31,
+                    32,
+                    33,
+                    tile - 1,
+                    tile,
+                    tile + 1,
+                    997,
+                    65_537,
+                    300 * tile + 7,
+                ] {
+                    let input: Vec<Op::Elem> =
+                        (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+                    let mut expected = input.clone();
+                    reference::<Op>(
+                        &input,
+                        &[(0, input.len())],
+                        mode,
+                        reverse,
+                        None,
+                        &mut expected,
+                    );
+                    check_scans_against(
+                        &mut scanner,
+                        &stream,
+                        report,
+                        &format!("{case} n={n}"),
+                        &input,
+                        &expected,
+                        !reverse,
+                    );
                 }
             }
         }
     }
+}
+
+/// [`check_policies`] for the element sizes and operators the tile-shape tests cover: 1 to 32
+/// bytes, non-commutative structs included.
+fn check_policies_every_element(report: &mut Report, policies: &[TuningPolicy]) {
     let gpu = gpu();
-    let mut report = Report::default();
-    check::<MatMul>(&gpu, &mut report, "matmul Mat2", BuiltinOp::Mul);
-    check::<LastOfRun>(&gpu, &mut report, "last_of_run Tally", BuiltinOp::Add);
-    check::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add);
-    check::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add);
-    check::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add);
-    check::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul);
-    check::<ComposeBytes>(
+    check_policies::<MatMul>(&gpu, report, "matmul Mat2", BuiltinOp::Mul, policies);
+    check_policies::<LastOfRun>(&gpu, report, "last_of_run Tally", BuiltinOp::Add, policies);
+    check_policies::<Compose>(&gpu, report, "compose Affine", BuiltinOp::Add, policies);
+    check_policies::<Add<f64>>(&gpu, report, "add f64", BuiltinOp::Add, policies);
+    check_policies::<Add<i32>>(&gpu, report, "add i32", BuiltinOp::Add, policies);
+    check_policies::<Mul<u8>>(&gpu, report, "mul u8", BuiltinOp::Mul, policies);
+    check_policies::<ComposeBytes>(
         &gpu,
-        &mut report,
+        report,
         "compose_bytes ByteAffine",
         BuiltinOp::Add,
+        policies,
     );
+}
+
+/// Staged tiles (TuningPolicy::stage_items: the items stay in shared memory from load to
+/// finish, a thread holds only its reduction) for plain scans of elements of 1 to 32 bytes,
+/// non-commutative ones included, under shapes that stage 4 to 64 items a thread (past 48 KiB
+/// from dynamic shared memory), with and without the L2 prefetch, in one run and in several
+/// ([`check_policies`]).
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn staged_tiles_every_mode_direction_and_shape() {
+    // (threads, items, register cap, L2 prefetch tiles, runs per thread). The last two need
+    // more than the 48 KiB of static shared memory for 8-byte and wider elements.
+    let shapes = [
+        (128, 8, 5, 48, 1),
+        (64, 16, 1, 0, 4),
+        (32, 4, 1, 3, 2),
+        (128, 32, 4, 48, 1),
+        (256, 16, 3, 96, 2),
+        (128, 64, 2, 96, 4),
+    ];
+    let policies: Vec<TuningPolicy> = shapes
+        .iter()
+        .map(|&(threads, items, cap, prefetch, runs)| TuningPolicy {
+            min_blocks_per_sm: cap,
+            l2_prefetch_tiles: prefetch,
+            stage_items: true,
+            thread_runs: runs,
+            ..TuningPolicy::new(threads, items)
+        })
+        .collect();
+    let mut report = Report::default();
+    check_policies_every_element(&mut report, &policies);
     report.finish("staged_tiles_every_mode_direction_and_shape");
+}
+
+/// Items in registers folded and scanned as several interleaved runs (TuningPolicy::thread_runs)
+/// for elements of 1 to 32 bytes, non-commutative ones included, from 2 runs to one run per
+/// item, with the default vectors (packed u8 runs of whole words and of single bytes) and
+/// without ([`check_policies`]).
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn thread_runs_every_mode_direction_and_shape() {
+    // (threads, items, register cap, vector bytes, runs per thread)
+    let shapes = [
+        (128, 8, 4, 4, 2),
+        (128, 16, 3, 16, 4),
+        (64, 4, 1, 1, 4),
+        (32, 6, 1, 4, 3),
+        (128, 32, 6, 8, 8),
+    ];
+    let policies: Vec<TuningPolicy> = shapes
+        .iter()
+        .map(|&(threads, items, cap, vector_bytes, runs)| TuningPolicy {
+            min_blocks_per_sm: cap,
+            vector_bytes,
+            l2_prefetch_tiles: 48,
+            thread_runs: runs,
+            ..TuningPolicy::new(threads, items)
+        })
+        .collect();
+    let mut report = Report::default();
+    check_policies_every_element(&mut report, &policies);
+    report.finish("thread_runs_every_mode_direction_and_shape");
 }
 
 /// Packed 1-byte items (layout::packs_items) under every register cap the runtime may fall back

@@ -129,6 +129,10 @@ pub struct EmitArgs {
     /// (`true`) or in registers (`false`, the default).
     #[arg(long = "staged", value_name = "BOOL")]
     pub staged: Option<bool>,
+    /// Override the policy's runs per thread (interleaved chains of combines; must divide the
+    /// items per thread).
+    #[arg(long = "thread-runs")]
+    pub thread_runs: Option<u32>,
     /// Write the source to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -198,6 +202,7 @@ pub fn run(args: EmitArgs) -> CliResult {
         (&mut policy.vector_bytes, args.vector_bytes),
         (&mut policy.look_back_window, args.window),
         (&mut policy.l2_prefetch_tiles, args.l2_prefetch_tiles),
+        (&mut policy.thread_runs, args.thread_runs),
     ];
     if let Some(staged) = args.staged {
         policy.stage_items = staged;

@@ -45,6 +45,10 @@ pub struct TuneArgs {
     /// registers (`false`), to try.
     #[arg(long = "staged", value_delimiter = ',', default_value = "false")]
     pub staged: Vec<bool>,
+    /// Runs per thread (interleaved chains of combines) to try; shapes whose items they do not
+    /// divide are skipped.
+    #[arg(long = "thread-runs", value_delimiter = ',', default_value = "1")]
+    pub thread_runs: Vec<u32>,
     /// Register caps (blocks per SM asked of ptxas) to try; by default the default policy's
     /// where that many blocks fit in an SM's 2048 threads, 1 otherwise.
     #[arg(long = "min-blocks", value_delimiter = ',')]
@@ -72,6 +76,7 @@ struct Trial {
     l2_prefetch_tiles: u32,
     min_blocks_per_sm: u32,
     staged: bool,
+    thread_runs: u32,
     scan_ms: f64,
     copy_ms: f64,
     fraction_of_copy: f64,
@@ -110,9 +115,9 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
     }
     println!(
-        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | scan ms | fraction of copy |"
+        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | runs | scan ms | fraction of copy |"
     );
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |");
     for t in &trials {
         let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
             " **best**"
@@ -120,7 +125,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             ""
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
             t.algorithm,
             t.op,
             t.ty,
@@ -133,6 +138,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             t.l2_prefetch_tiles,
             t.min_blocks_per_sm,
             if t.staged { "yes" } else { "no" },
+            t.thread_runs,
             t.scan_ms,
             t.fraction_of_copy
         );
@@ -188,6 +194,7 @@ where
         p.l2_prefetch_tiles = d
     });
     shapes = vary(shapes, &args.staged, |p, s| p.stage_items = s);
+    shapes = vary(shapes, &args.thread_runs, |p, r| p.thread_runs = r);
     shapes = if args.min_blocks.is_empty() {
         shapes
             .into_iter()
@@ -205,13 +212,14 @@ where
     };
     for policy in shapes {
         let shape = format!(
-            "{}x{} vec{} window{} prefetch{} cap{}{}",
+            "{}x{} vec{} window{} prefetch{} cap{} runs{}{}",
             policy.block_threads,
             policy.items_per_thread,
             policy.vector_bytes,
             policy.look_back_window,
             policy.l2_prefetch_tiles,
             policy.min_blocks_per_sm,
+            policy.thread_runs,
             if policy.stage_items { " staged" } else { "" }
         );
         let mut scanner =
@@ -247,6 +255,7 @@ where
             l2_prefetch_tiles: policy.l2_prefetch_tiles,
             min_blocks_per_sm: scanner.policy().min_blocks_per_sm,
             staged: policy.stage_items,
+            thread_runs: policy.thread_runs,
             scan_ms,
             copy_ms,
             fraction_of_copy: copy_ms / scan_ms,

@@ -403,10 +403,15 @@ impl ScanEngine {
             let function = loaded.function(launch.kernel);
             let (src, dst, count) = (pointer(launch.input), pointer(launch.output), launch.n);
             let prefixes: CUdeviceptr = launch.prefixes.map_or(0, pointer);
+            // Only a single-pass tile over 48 KiB takes dynamic shared memory (kernel ABI).
+            let shared_mem_bytes = match launch.kernel {
+                Kernel::SinglePass => generated.dynamic_shared_bytes,
+                _ => 0,
+            };
             let config = LaunchConfig {
                 grid_dim: (launch.grid, 1, 1),
                 block_dim: (block, 1, 1),
-                shared_mem_bytes: 0,
+                shared_mem_bytes,
             };
             let mut args = stream.launch_builder(function);
             if launch.input == Buffer::Input {
