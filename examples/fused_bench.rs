@@ -138,6 +138,18 @@ fn grid(n: usize) -> LaunchConfig {
     }
 }
 
+/// The `--policies` spelling of `p` (`parse_policy`'s inverse).
+fn policy_name(p: &TuningPolicy) -> String {
+    format!(
+        "{}x{}x{}p{}r{}",
+        p.block_threads,
+        p.items_per_thread,
+        p.min_blocks_per_sm,
+        p.l2_prefetch_tiles,
+        p.thread_runs
+    )
+}
+
 /// `THREADSxITEMS[xBLOCKS][pTILES][rRUNS]` (blocks per SM of the register cap, 1 = none; L2
 /// prefetch distance in tiles, 0 = off; runs per thread, 1 = one chain) as a policy of the
 /// default shape otherwise.
@@ -182,10 +194,7 @@ struct Row {
 
 impl Row {
     fn fused_only(op: &str, p: TuningPolicy, log2: u32, fused_ms: f64, copy_ms: f64) -> Row {
-        let op = format!(
-            "{op} {}x{}x{}p{}",
-            p.block_threads, p.items_per_thread, p.min_blocks_per_sm, p.l2_prefetch_tiles
-        );
+        let op = format!("{op} {}", policy_name(&p));
         Row {
             op,
             log2,
@@ -417,13 +426,7 @@ fn main() -> Res<()> {
             for run in [kadane, argmin] {
                 match run(&gpu, &stream, log2, reps, Some(policy)) {
                     Ok(row) => row.print(),
-                    Err(e) => println!(
-                        "| {}x{}x{}p{} | 2^{log2} | failed: {e} |",
-                        policy.block_threads,
-                        policy.items_per_thread,
-                        policy.min_blocks_per_sm,
-                        policy.l2_prefetch_tiles
-                    ),
+                    Err(e) => println!("| {} | 2^{log2} | failed: {e} |", policy_name(&policy)),
                 }
             }
         }

@@ -52,6 +52,19 @@ pub struct TuningPolicy {
     pub thread_runs: u32,
 }
 
+/// The block a fused single-pass tile stages its arrays in ([`TuningPolicy::for_transform`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FusedTile {
+    /// Threads per block.
+    pub block_threads: u32,
+    /// Blocks per SM of the register cap.
+    pub min_blocks_per_sm: u32,
+    /// Shared memory the warps' staged slices may take, together.
+    pub exchange_bytes: usize,
+    /// The L2 prefetch distance in tiles (0 = off).
+    pub l2_prefetch_tiles: u32,
+}
+
 impl TuningPolicy {
     /// Largest `items_per_thread` accepted for elements of 4 bytes or more: the items live in
     /// registers, fully unrolled. Packed sub-word items ([`crate::layout::packs_items`]) may
@@ -334,12 +347,13 @@ impl TuningPolicy {
     /// the element. Each tile pays a fixed cost (barriers, publishing a status of the element's
     /// size, the look-back), which a bigger tile spreads over more bytes; on an H100 the fused
     /// Kadane scan ran at 0.23 and 0.40 of a copy with 512- and 1024-item tiles of lifted items
-    /// in registers, and at 0.78 with 4096-item tiles of staged inputs (H100, 2^28,
-    /// bench/results/h100-fused-session12.txt). 128 threads, and items halved from
-    /// [`Self::MAX_ITEMS_PER_THREAD`] until the warps' staged slices fit
-    /// [`Self::FUSED_EXCHANGE_BYTES`] and a thread's read-back inputs fit
-    /// [`Self::FUSED_HELD_BYTES`]. Segmented and hierarchical fused scans keep elements in
-    /// registers: [`Self::for_variant`].
+    /// in registers, 0.78 with 4096-item tiles of staged inputs
+    /// (bench/results/h100-fused-session12.txt), and 0.88 with those tiles prefetched into L2.
+    /// The block's shape and its shared-memory budget: [`Self::FUSED_SM90_TILE`] where the
+    /// architecture has the bulk L2 prefetch, [`Self::FUSED_TILE`] before; items are halved
+    /// from [`Self::MAX_ITEMS_PER_THREAD`] until the warps' staged slices fit the budget and a
+    /// thread's read-back inputs fit [`Self::FUSED_HELD_BYTES`]. Segmented and hierarchical
+    /// fused scans keep elements in registers: [`Self::for_variant`].
     pub fn for_transform(
         sm: u32,
         algorithm: Algorithm,
@@ -356,37 +370,33 @@ impl TuningPolicy {
         {
             return element_policy;
         }
+        let tile = if element_policy.l2_prefetch_tiles > 0 {
+            Self::FUSED_SM90_TILE
+        } else {
+            Self::FUSED_TILE
+        };
         let policy = TuningPolicy {
-            // 96 registers: Kadane 0.835 of a copy against 0.781 at 6 blocks (80 registers, no
-            // spill either) and 0.809 at 4; argmin 0.720-0.724 at all three (H100, 2^28).
-            min_blocks_per_sm: element_policy.min_blocks_per_sm.min(5),
-            // The L2 prefetch asks for every input array's share of a later tile. Without it
-            // Kadane ran at 0.814 of a copy and argmin at 0.720; 24 / 48 / 96 / 192 tiles
-            // ahead gave Kadane 0.868 / 0.873 / 0.879 / 0.870 and argmin 0.804 / 0.818 /
-            // 0.838 / 0.839 (H100, 2^28, 4096-item tiles).
-            l2_prefetch_tiles: if element_policy.l2_prefetch_tiles > 0 {
-                Self::FUSED_L2_PREFETCH_TILES
-            } else {
-                0
-            },
+            block_threads: tile.block_threads,
+            min_blocks_per_sm: tile.min_blocks_per_sm,
+            l2_prefetch_tiles: tile.l2_prefetch_tiles,
             ..element_policy
         };
-        Self::staged_tile(policy, input_sizes, output_size)
+        Self::staged_tile(policy, tile.exchange_bytes, input_sizes, output_size)
     }
 
-    /// `policy` with its tile staged ([`TuningPolicy::stage_items`]): 128 threads, and items
-    /// from [`Self::MAX_ITEMS_PER_THREAD`] halved until the warps' slices of the staged arrays
-    /// fit [`Self::FUSED_EXCHANGE_BYTES`] and a thread's read-back inputs fit
-    /// [`Self::FUSED_HELD_BYTES`] (none where the output is written in place of the single
-    /// input: [`crate::layout::FusedStaging::output_in_place`]).
+    /// `policy` with its tile staged ([`TuningPolicy::stage_items`]): items from
+    /// [`Self::MAX_ITEMS_PER_THREAD`] halved until the warps' slices of the staged arrays fit
+    /// `exchange_bytes` and a thread's read-back inputs fit [`Self::FUSED_HELD_BYTES`] (none
+    /// where the output is written in place of the single input:
+    /// [`crate::layout::FusedStaging::output_in_place`]).
     fn staged_tile(
         policy: TuningPolicy,
+        exchange_bytes: usize,
         input_sizes: &[usize],
         output_size: usize,
     ) -> TuningPolicy {
         let mut policy = TuningPolicy {
             items_per_thread: Self::MAX_ITEMS_PER_THREAD,
-            block_threads: 128,
             vector_bytes: 1,
             stage_items: true,
             ..policy
@@ -399,8 +409,7 @@ impl TuningPolicy {
             } else {
                 input_sizes.iter().sum::<usize>() * p.items_per_thread as usize
             };
-            p.block_threads as usize / 32 * staging.warp_bytes as usize
-                <= Self::FUSED_EXCHANGE_BYTES
+            p.block_threads as usize / 32 * staging.warp_bytes as usize <= exchange_bytes
                 && held <= Self::FUSED_HELD_BYTES
         };
         while !fits(&policy) && policy.items_per_thread > 1 {
@@ -409,13 +418,27 @@ impl TuningPolicy {
         policy
     }
 
-    /// L2 prefetch distance of a fused single-pass tile where the architecture has the bulk
-    /// prefetch ([`TuningPolicy::for_transform`]).
-    pub const FUSED_L2_PREFETCH_TILES: u32 = 96;
+    /// A fused single-pass block on sm_90 and later: 256 threads, three blocks per SM (an
+    /// 80-register cap), a 72 KiB exchange (three fit an SM's 228 KiB, from dynamic shared
+    /// memory), the L2 prefetch 48 tiles ahead. Kadane's tile doubles to 8192 items
+    /// against [`Self::FUSED_TILE`]'s 4096, and the same bytes ahead are prefetched:
+    /// H100, 2^28, Kadane 0.913 of a copy against 0.877-0.884 (bench/results).
+    pub const FUSED_SM90_TILE: FusedTile = FusedTile {
+        block_threads: 256,
+        min_blocks_per_sm: 3,
+        exchange_bytes: 72 * 1024,
+        l2_prefetch_tiles: 48,
+    };
 
-    /// Shared memory of a fused tile's exchange: the flat scan's 32 KiB tile and its bank
-    /// padding, so that 6 blocks still fit an SM (228 KiB on sm_90).
-    pub const FUSED_EXCHANGE_BYTES: usize = 36 * 1024;
+    /// A fused single-pass block before sm_90 (no bulk L2 prefetch): 128 threads, five blocks
+    /// per SM (96 registers: Kadane 0.835 of a copy against 0.781 at 6 blocks and 0.809 at 4
+    /// on an H100), and the flat scan's 32 KiB tile with its bank padding as the exchange.
+    pub const FUSED_TILE: FusedTile = FusedTile {
+        block_threads: 128,
+        min_blocks_per_sm: 5,
+        exchange_bytes: 36 * 1024,
+        l2_prefetch_tiles: 0,
+    };
 
     /// Input bytes a fused thread may read back into registers for its finish (beside the
     /// look-back's registers, under the 80-register cap of 6 blocks per SM): 32 registers.
@@ -612,43 +635,49 @@ mod tests {
     fn fused_tiles_are_sized_by_the_staged_arrays() {
         use crate::{ScanVariant, Segments};
         let flat = ScanVariant::FLAT;
-        let fused = |variant, inputs: &[usize], output| {
-            TuningPolicy::for_transform(90, Algorithm::SinglePass, 32, 8, variant, inputs, output)
+        let fused = |sm, variant, inputs: &[usize], output| {
+            TuningPolicy::for_transform(sm, Algorithm::SinglePass, 32, 8, variant, inputs, output)
         };
         // Kadane (i64 in place of i64 out): the exchange's budget alone bounds the tile.
-        let kadane = fused(flat, &[8], 8);
-        assert_eq!((kadane.block_threads, kadane.items_per_thread), (128, 32));
-        assert_eq!(kadane.min_blocks_per_sm, 5);
+        let kadane = fused(90, flat, &[8], 8);
+        assert_eq!((kadane.block_threads, kadane.items_per_thread), (256, 32));
+        assert_eq!(kadane.min_blocks_per_sm, 3);
         assert_eq!(kadane.vector_bytes, 1);
         assert!(kadane.stage_items);
+        assert_eq!(kadane.l2_prefetch_tiles, 48);
+        // Before sm_90: no bulk prefetch, half the block.
+        let kadane80 = fused(80, flat, &[8], 8);
         assert_eq!(
-            kadane.l2_prefetch_tiles,
-            TuningPolicy::FUSED_L2_PREFETCH_TILES
+            (kadane80.block_threads, kadane80.items_per_thread),
+            (128, 32)
         );
-        // No bulk prefetch before sm_90.
         assert_eq!(
-            TuningPolicy::for_transform(80, Algorithm::SinglePass, 32, 8, flat, &[8], 8)
-                .l2_prefetch_tiles,
-            0
+            (kadane80.l2_prefetch_tiles, kadane80.min_blocks_per_sm),
+            (0, 5)
         );
         // argmin (f32 in, u64 out): 32 read-back f32 registers and the u64 output's slice.
-        assert_eq!(fused(flat, &[4], 8).items_per_thread, 32);
+        assert_eq!(fused(90, flat, &[4], 8).items_per_thread, 32);
         // Two arrays of 12 bytes an item: 8 items keep 96 bytes in registers.
-        assert_eq!(fused(flat, &[4, 8], 4).items_per_thread, 8);
-        assert_eq!(fused(flat.reverse(), &[8], 8), kadane);
-        for (inputs, output) in [(&[8usize][..], 8), (&[4], 8), (&[4, 8], 4), (&[1], 32)] {
-            let p = fused(flat, inputs, output);
-            let staging = crate::layout::fused_staging(p.items_per_thread, inputs, output, true);
-            assert!(
-                p.block_threads / 32 * staging.warp_bytes
-                    <= TuningPolicy::FUSED_EXCHANGE_BYTES as u32
-            );
-            assert!(p.validate_shape(32).is_ok());
+        assert_eq!(fused(90, flat, &[4, 8], 4).items_per_thread, 8);
+        assert_eq!(fused(90, flat.reverse(), &[8], 8), kadane);
+        for sm in [80, 90] {
+            for (inputs, output) in [(&[8usize][..], 8), (&[4], 8), (&[4, 8], 4), (&[1], 32)] {
+                let p = fused(sm, flat, inputs, output);
+                let staging =
+                    crate::layout::fused_staging(p.items_per_thread, inputs, output, true);
+                let budget = if sm >= 90 {
+                    TuningPolicy::FUSED_SM90_TILE.exchange_bytes
+                } else {
+                    TuningPolicy::FUSED_TILE.exchange_bytes
+                };
+                assert!((p.block_threads / 32 * staging.warp_bytes) as usize <= budget);
+                assert!(p.validate_shape(32).is_ok());
+            }
         }
         // Segmented and hierarchical fused scans keep lifted elements: the element's policy.
         let flags = flat.segments(Segments::Flags);
         assert_eq!(
-            fused(flags, &[8], 8),
+            fused(90, flags, &[8], 8),
             TuningPolicy::for_variant(90, Algorithm::SinglePass, 32, 8, flags)
         );
         assert_eq!(
