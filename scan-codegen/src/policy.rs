@@ -430,6 +430,50 @@ impl TuningPolicy {
         l2_prefetch_tiles: 48,
     };
 
+    /// The fused single-pass block for inputs too small to give every SM a tile of
+    /// [`Self::FUSED_SM90_TILE`] (sm_90): session 13's default, 128 threads, cap 5, a 36 KiB
+    /// exchange, 96 tiles ahead. H100, Kadane at 2^20 (128 tiles of 8192 items): 0.31 of a copy
+    /// with the large tile, 0.51 with this one; the element's small-input shape
+    /// ([`Self::for_small_input`], 512 lifted items) is built for plain tiles.
+    pub const FUSED_SM90_SMALL_TILE: FusedTile = FusedTile {
+        block_threads: 128,
+        min_blocks_per_sm: 5,
+        exchange_bytes: 36 * 1024,
+        l2_prefetch_tiles: 96,
+    };
+
+    /// The second shape of a fused scan for inputs too small for the default one to give
+    /// every SM a tile ([`Self::FUSED_SM90_SMALL_TILE`] staged as in
+    /// [`Self::for_transform`]); `None` where no such shape is tuned (before sm_90, and for
+    /// shapes whose fused tile is the element's: segmented, column and hierarchical scans).
+    pub fn for_small_transform(
+        sm: u32,
+        algorithm: Algorithm,
+        variant: crate::ScanVariant,
+        input_sizes: &[usize],
+        output_size: usize,
+    ) -> Option<TuningPolicy> {
+        if sm < 90
+            || algorithm != Algorithm::SinglePass
+            || variant.segments.lifts_elements()
+            || variant.segments == crate::Segments::Columns
+        {
+            return None;
+        }
+        let tile = Self::FUSED_SM90_SMALL_TILE;
+        let policy = TuningPolicy {
+            min_blocks_per_sm: tile.min_blocks_per_sm,
+            l2_prefetch_tiles: tile.l2_prefetch_tiles,
+            ..TuningPolicy::new(tile.block_threads, 1)
+        };
+        Some(Self::staged_tile(
+            policy,
+            tile.exchange_bytes,
+            input_sizes,
+            output_size,
+        ))
+    }
+
     /// A fused single-pass block before sm_90 (no bulk L2 prefetch): 128 threads, five blocks
     /// per SM (96 registers: Kadane 0.835 of a copy against 0.781 at 6 blocks and 0.809 at 4
     /// on an H100), and the flat scan's 32 KiB tile with its bank padding as the exchange.
@@ -674,6 +718,16 @@ mod tests {
                 assert!(p.validate_shape(32).is_ok());
             }
         }
+        // Small inputs on sm_90: half the block and tile.
+        let small =
+            TuningPolicy::for_small_transform(90, Algorithm::SinglePass, flat, &[8], 8).unwrap();
+        assert_eq!((small.block_threads, small.items_per_thread), (128, 32));
+        assert_eq!((small.min_blocks_per_sm, small.l2_prefetch_tiles), (5, 96));
+        assert!(small.stage_items && small.vector_bytes == 1);
+        assert_eq!(
+            TuningPolicy::for_small_transform(80, Algorithm::SinglePass, flat, &[8], 8),
+            None
+        );
         // Segmented and hierarchical fused scans keep lifted elements: the element's policy.
         let flags = flat.segments(Segments::Flags);
         assert_eq!(

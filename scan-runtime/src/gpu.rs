@@ -244,22 +244,27 @@ impl Gpu {
             .map_err(|why| ScanError::Codegen(CodegenError::InvalidVariant(why)))?;
         let policy = opts.resolved_policy(self.inner.sm, &op.element, transform.as_ref());
         // With the default tuning, small inputs get a small-tile kernel too, built on first use
-        // (tuned for unsegmented scans only).
-        let small = match opts.policy {
-            None if !opts.variant.segments.is_segmented() => {
-                TuningPolicy::for_small_input(self.inner.sm, opts.algorithm, size).map(|policy| {
-                    ModuleKey {
-                        op: op.clone(),
-                        algorithm: opts.algorithm,
-                        mode: opts.mode,
-                        variant: opts.variant,
-                        policy,
-                        transform: transform.clone(),
-                    }
-                })
-            }
-            _ => None,
+        // (tuned for unsegmented scans only; a fused scan's is a fused shape).
+        let small_policy = match (&transform, opts.policy) {
+            (_, Some(_)) => None,
+            (_, None) if opts.variant.segments.is_segmented() => None,
+            (Some(t), None) => TuningPolicy::for_small_transform(
+                self.inner.sm,
+                opts.algorithm,
+                opts.variant,
+                &t.input_sizes(),
+                t.output.size(),
+            ),
+            (None, None) => TuningPolicy::for_small_input(self.inner.sm, opts.algorithm, size),
         };
+        let small = small_policy.map(|policy| ModuleKey {
+            op: op.clone(),
+            algorithm: opts.algorithm,
+            mode: opts.mode,
+            variant: opts.variant,
+            policy,
+            transform: transform.clone(),
+        });
         let loaded = self.load(ModuleKey {
             op,
             algorithm: opts.algorithm,
