@@ -547,8 +547,12 @@ fn render_scan(
     };
     if smem > smem_limit {
         return Err(CodegenError::InvalidPolicy(format!(
-            "the {} scan needs {smem} bytes of shared memory per block with {} threads x {} items; at most {smem_limit} fit: use fewer items per thread",
-            variant.segments,
+            "a {algorithm} block{} needs {smem} bytes of shared memory with {} threads x {} items; at most {smem_limit} fit: use fewer items per thread",
+            if variant.segments.is_segmented() {
+                format!(" of the {} scan", variant.segments)
+            } else {
+                String::new()
+            },
             policy.block_threads,
             policy.items_per_thread,
         )));
