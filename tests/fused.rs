@@ -567,6 +567,49 @@ fn gpu() -> Gpu {
     Gpu::new(0).expect("a GPU (this test is for the GPU bundle)")
 }
 
+/// Kadane, argmin and the two-array recurrence on the GPU under one set of options.
+struct GpuTransforms {
+    kad: scangen::runtime::TransformScanner<Kadane>,
+    arg: scangen::runtime::TransformScanner<ArgMin>,
+    rec: scangen::runtime::TransformScanner<Recur>,
+}
+
+impl GpuTransforms {
+    fn new(gpu: &Gpu, o: ScanOptions) -> GpuTransforms {
+        GpuTransforms {
+            kad: gpu.transform_scanner::<Kadane>(o).unwrap(),
+            arg: gpu.transform_scanner::<ArgMin>(o).unwrap(),
+            rec: gpu.transform_scanner::<Recur>(o).unwrap(),
+        }
+    }
+
+    /// Each of the three on `n` fresh random inputs, against its reference loop, bit for bit.
+    fn check(&mut self, rng: &mut StdRng, n: usize, mode: ScanMode, reverse: bool, ctx: &str) {
+        let k = kadane_input(rng, n);
+        assert_same(
+            &self.kad.transform_scan(k.as_slice()).unwrap(),
+            &reference::<Kadane>(&k, mode, reverse).0,
+            &format!("kadane {ctx}"),
+        );
+        let m = argmin_input(rng, n);
+        assert_same(
+            &self.arg.transform_scan(m.as_slice()).unwrap(),
+            &reference::<ArgMin>(&m, mode, reverse).0,
+            &format!("argmin {ctx}"),
+        );
+        let (a, b) = recur_input(rng, n);
+        let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
+        assert_same(
+            &self
+                .rec
+                .transform_scan((a.as_slice(), b.as_slice()))
+                .unwrap(),
+            &reference::<Recur>(&ab, mode, reverse).0,
+            &format!("recur {ctx}"),
+        );
+    }
+}
+
 /// Every algorithm x mode x direction, at every awkward size, for the four transforms; each
 /// against the reference loop, bit for bit.
 #[test]
@@ -579,33 +622,13 @@ fn gpu_transform_scans_match_loops() {
         for mode in ScanMode::ALL {
             for reverse in [false, true] {
                 let o = options(mode, reverse, algorithm);
-                let mut kad = gpu.transform_scanner::<Kadane>(o).unwrap();
-                let mut arg = gpu.transform_scanner::<ArgMin>(o).unwrap();
-                let mut rec = gpu.transform_scanner::<Recur>(o).unwrap();
+                let mut three = GpuTransforms::new(&gpu, o);
                 let mut low = gpu.transform_scanner::<SumLow>(o).unwrap();
                 let mut sz = sizes();
                 sz.push(3_000_017);
                 for n in sz {
                     let ctx = format!("{algorithm} {mode} reverse={reverse} n={n}");
-                    let k = kadane_input(&mut rng, n);
-                    assert_same(
-                        &kad.transform_scan(k.as_slice()).unwrap(),
-                        &reference::<Kadane>(&k, mode, reverse).0,
-                        &format!("kadane {ctx}"),
-                    );
-                    let m = argmin_input(&mut rng, n);
-                    assert_same(
-                        &arg.transform_scan(m.as_slice()).unwrap(),
-                        &reference::<ArgMin>(&m, mode, reverse).0,
-                        &format!("argmin {ctx}"),
-                    );
-                    let (a, b) = recur_input(&mut rng, n);
-                    let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
-                    assert_same(
-                        &rec.transform_scan((a.as_slice(), b.as_slice())).unwrap(),
-                        &reference::<Recur>(&ab, mode, reverse).0,
-                        &format!("recur {ctx}"),
-                    );
+                    three.check(&mut rng, n, mode, reverse, &ctx);
                     let s: Vec<u64> = (0..n).map(|_| rng.gen::<u64>() | 1).collect();
                     assert_same(
                         &low.transform_scan(s.as_slice()).unwrap(),
@@ -649,32 +672,12 @@ fn gpu_transform_scans_with_big_tiles_and_thread_runs() {
         for mode in ScanMode::ALL {
             for reverse in [false, true] {
                 let o = options(mode, reverse, Algorithm::SinglePass).policy(policy);
-                let mut kad = gpu.transform_scanner::<Kadane>(o).unwrap();
-                let mut arg = gpu.transform_scanner::<ArgMin>(o).unwrap();
-                let mut rec = gpu.transform_scanner::<Recur>(o).unwrap();
+                let mut three = GpuTransforms::new(&gpu, o);
                 let tile = (threads * items) as usize;
                 for n in [1, 33, tile - 1, tile, tile + 1, 3 * tile + 7, 1_000_003] {
                     let ctx =
                         format!("{threads}x{items} runs{runs} {mode} reverse={reverse} n={n}");
-                    let k = kadane_input(&mut rng, n);
-                    assert_same(
-                        &kad.transform_scan(k.as_slice()).unwrap(),
-                        &reference::<Kadane>(&k, mode, reverse).0,
-                        &format!("kadane {ctx}"),
-                    );
-                    let m = argmin_input(&mut rng, n);
-                    assert_same(
-                        &arg.transform_scan(m.as_slice()).unwrap(),
-                        &reference::<ArgMin>(&m, mode, reverse).0,
-                        &format!("argmin {ctx}"),
-                    );
-                    let (a, b) = recur_input(&mut rng, n);
-                    let ab: Vec<(u32, u64)> = a.iter().copied().zip(b.iter().copied()).collect();
-                    assert_same(
-                        &rec.transform_scan((a.as_slice(), b.as_slice())).unwrap(),
-                        &reference::<Recur>(&ab, mode, reverse).0,
-                        &format!("recur {ctx}"),
-                    );
+                    three.check(&mut rng, n, mode, reverse, &ctx);
                     cases += 3;
                 }
             }
