@@ -16,8 +16,12 @@ pub const BANK_ROW_BYTES: usize = 128;
 /// The template packs 2-byte elements too, but they are not packed yet: on an H100 (NVRTC 13)
 /// packed `u16`/`i16` wrapping products at 64 and 128 items per thread came out 0 from the
 /// third warp of a tile on (deterministic, no race or memory error under compute-sanitizer, the
-/// PTX of NVRTC 12.9 correct), while every other 2-byte op and every 1-byte op passed.
-/// `PACKED_ELEMENT_SIZES` widens when that is understood.
+/// PTX of NVRTC 12.9 correct), while every other 2-byte op and every 1-byte op passed. Session
+/// 14 narrowed it: only at the 80-register cap (6 blocks per SM) with 64 items (caps 1 and 3
+/// pass), and the same PTX JIT-compiled by the driver fails the same way, so it is not NVRTC's
+/// CUBIN step. Packed, `u16`/`i16` sums reached 0.94 of a copy at 2^28 against 0.80 unpacked
+/// (bench/results/h100-packed-u16-experiment-session14.md). `PACKED_ELEMENT_SIZES` widens when
+/// the wrong products are understood.
 pub fn packs_items(elem_size: usize, items_per_thread: u32) -> bool {
     PACKED_ELEMENT_SIZES.contains(&elem_size)
         && (items_per_thread as usize * elem_size).is_multiple_of(4)
