@@ -363,43 +363,40 @@ impl TuningPolicy {
         input_sizes: &[usize],
         output_size: usize,
     ) -> TuningPolicy {
-        let element_policy = Self::for_variant(sm, algorithm, elem_size, elem_align, variant);
-        if variant.segments.lifts_elements()
-            || variant.segments == crate::Segments::Columns
-            || algorithm != Algorithm::SinglePass
-        {
-            return element_policy;
+        if !Self::stages_fused_tile(algorithm, variant) {
+            return Self::for_variant(sm, algorithm, elem_size, elem_align, variant);
         }
-        let tile = if element_policy.l2_prefetch_tiles > 0 {
+        // The bulk L2 prefetch's architectures (as in for_target) get the bigger block.
+        let tile = if sm >= 90 {
             Self::FUSED_SM90_TILE
         } else {
             Self::FUSED_TILE
         };
-        let policy = TuningPolicy {
-            block_threads: tile.block_threads,
-            min_blocks_per_sm: tile.min_blocks_per_sm,
-            l2_prefetch_tiles: tile.l2_prefetch_tiles,
-            ..element_policy
-        };
-        Self::staged_tile(policy, tile.exchange_bytes, input_sizes, output_size)
+        Self::staged_tile(tile, input_sizes, output_size)
     }
 
-    /// `policy` with its tile staged ([`TuningPolicy::stage_items`]): items from
+    /// Whether a fused scan of this shape stages its tile's inputs ([`Self::for_transform`]):
+    /// single-pass, unsegmented, not columns. Other shapes keep lifted elements in registers
+    /// under the element's policy.
+    fn stages_fused_tile(algorithm: Algorithm, variant: crate::ScanVariant) -> bool {
+        algorithm == Algorithm::SinglePass
+            && !variant.segments.lifts_elements()
+            && variant.segments != crate::Segments::Columns
+    }
+
+    /// A staged tile ([`TuningPolicy::stage_items`]) in the block `tile`: items from
     /// [`Self::MAX_ITEMS_PER_THREAD`] halved until the warps' slices of the staged arrays fit
-    /// `exchange_bytes` and a thread's read-back inputs fit [`Self::FUSED_HELD_BYTES`] (none
+    /// the tile's exchange and a thread's read-back inputs fit [`Self::FUSED_HELD_BYTES`] (none
     /// where the output is written in place of the single input:
     /// [`crate::layout::FusedStaging::output_in_place`]).
-    fn staged_tile(
-        policy: TuningPolicy,
-        exchange_bytes: usize,
-        input_sizes: &[usize],
-        output_size: usize,
-    ) -> TuningPolicy {
+    fn staged_tile(tile: FusedTile, input_sizes: &[usize], output_size: usize) -> TuningPolicy {
+        let exchange_bytes = tile.exchange_bytes;
         let mut policy = TuningPolicy {
-            items_per_thread: Self::MAX_ITEMS_PER_THREAD,
+            min_blocks_per_sm: tile.min_blocks_per_sm,
+            l2_prefetch_tiles: tile.l2_prefetch_tiles,
             vector_bytes: 1,
             stage_items: true,
-            ..policy
+            ..TuningPolicy::new(tile.block_threads, Self::MAX_ITEMS_PER_THREAD)
         };
         let fits = |p: &TuningPolicy| {
             let staging =
@@ -453,25 +450,29 @@ impl TuningPolicy {
         input_sizes: &[usize],
         output_size: usize,
     ) -> Option<TuningPolicy> {
-        if sm < 90
-            || algorithm != Algorithm::SinglePass
-            || variant.segments.lifts_elements()
-            || variant.segments == crate::Segments::Columns
-        {
+        (sm >= 90 && Self::stages_fused_tile(algorithm, variant))
+            .then(|| Self::staged_tile(Self::FUSED_SM90_SMALL_TILE, input_sizes, output_size))
+    }
+
+    /// The second shape for small inputs of a scan of `element`s in shape `variant`, fused
+    /// with `transform` when given ([`Self::for_small_transform`], [`Self::for_small_input`]);
+    /// `None` for segmented scans, which are not tuned for it.
+    pub fn for_small_scan(
+        sm: u32,
+        algorithm: Algorithm,
+        element: &scan_core::ElementType,
+        variant: crate::ScanVariant,
+        transform: Option<&scan_core::TransformSpec>,
+    ) -> Option<TuningPolicy> {
+        if variant.segments.is_segmented() {
             return None;
         }
-        let tile = Self::FUSED_SM90_SMALL_TILE;
-        let policy = TuningPolicy {
-            min_blocks_per_sm: tile.min_blocks_per_sm,
-            l2_prefetch_tiles: tile.l2_prefetch_tiles,
-            ..TuningPolicy::new(tile.block_threads, 1)
-        };
-        Some(Self::staged_tile(
-            policy,
-            tile.exchange_bytes,
-            input_sizes,
-            output_size,
-        ))
+        match transform {
+            Some(t) => {
+                Self::for_small_transform(sm, algorithm, variant, &t.input_sizes(), t.output.size())
+            }
+            None => Self::for_small_input(sm, algorithm, element.size()),
+        }
     }
 
     /// A fused single-pass block before sm_90 (no bulk L2 prefetch): 128 threads, five blocks

@@ -238,24 +238,21 @@ impl Gpu {
         transform: Option<TransformSpec>,
         identity: Box<[MaybeUninit<u8>]>,
     ) -> Result<ScanEngine, ScanError> {
-        let size = op.element.size();
         opts.variant
             .supported_by(opts.algorithm)
             .map_err(|why| ScanError::Codegen(CodegenError::InvalidVariant(why)))?;
         let policy = opts.resolved_policy(self.inner.sm, &op.element, transform.as_ref());
         // With the default tuning, small inputs get a small-tile kernel too, built on first use
         // (tuned for unsegmented scans only; a fused scan's is a fused shape).
-        let small_policy = match (&transform, opts.policy) {
-            (_, Some(_)) => None,
-            (_, None) if opts.variant.segments.is_segmented() => None,
-            (Some(t), None) => TuningPolicy::for_small_transform(
+        let small_policy = match opts.policy {
+            Some(_) => None,
+            None => TuningPolicy::for_small_scan(
                 self.inner.sm,
                 opts.algorithm,
+                &op.element,
                 opts.variant,
-                &t.input_sizes(),
-                t.output.size(),
+                transform.as_ref(),
             ),
-            (None, None) => TuningPolicy::for_small_input(self.inner.sm, opts.algorithm, size),
         };
         let small = small_policy.map(|policy| ModuleKey {
             op: op.clone(),
