@@ -8,27 +8,25 @@ use crate::Algorithm;
 /// Bytes of one row of shared-memory banks (32 banks x 4 bytes).
 pub const BANK_ROW_BYTES: usize = 128;
 
-/// Whether a thread's items are held packed, several to a 32-bit register: 1-byte elements whose
-/// items per thread fill whole words. A packed thread holds as many bytes as a 4-byte scan's
-/// thread in as many registers, and moves its run to and from shared memory as words
+/// Whether a thread's items are held packed, several to a 32-bit register: 1- and 2-byte elements
+/// whose items per thread fill whole words. A packed thread holds as many bytes as a 4-byte
+/// scan's thread in as many registers, and moves its run to and from shared memory as words
 /// (scan-codegen/templates/tile.cu.tera, `ScanItems`).
 ///
-/// The template packs 2-byte elements too, but they are not packed yet: on an H100 (NVRTC 13)
-/// packed `u16`/`i16` wrapping products at 64 and 128 items per thread came out 0 from the
-/// third warp of a tile on (deterministic, no race or memory error under compute-sanitizer, the
-/// PTX of NVRTC 12.9 correct), while every other 2-byte op and every 1-byte op passed. Session
-/// 14 narrowed it: only at the 80-register cap (6 blocks per SM) with 64 items (caps 1 and 3
-/// pass), and the same PTX JIT-compiled by the driver fails the same way, so it is not NVRTC's
-/// CUBIN step. Packed, `u16`/`i16` sums reached 0.94 of a copy at 2^28 against 0.80 unpacked
-/// (bench/results/h100-packed-u16-experiment-session14.md). `PACKED_ELEMENT_SIZES` widens when
-/// the wrong products are understood.
+/// 2-byte elements were held back for two sessions: packed `u16`/`i16` products at 64 and 128
+/// items under the 80-register cap came out 0 from a tile's third warp on. The cause was ptxas
+/// (12.9, and the driver's 13.0 JIT), not the packing: the block scan's 2-byte warp totals sat
+/// side by side, NVVM read two at once (`ld.shared.v2.u16`), and under the cap ptxas took the
+/// second from a uniform register it had never written. Each warp total now has a word of its
+/// own (block_scan_kogge_stone.cu.tera). Packed, `u16`/`i16` sums reached 0.94 of a copy at
+/// 2^28 against 0.80 unpacked (bench/results/h100-packed-u16-experiment-session14.md).
 pub fn packs_items(elem_size: usize, items_per_thread: u32) -> bool {
     PACKED_ELEMENT_SIZES.contains(&elem_size)
         && (items_per_thread as usize * elem_size).is_multiple_of(4)
 }
 
 /// Element sizes whose items are packed ([`packs_items`]).
-pub const PACKED_ELEMENT_SIZES: &[usize] = &[1];
+pub const PACKED_ELEMENT_SIZES: &[usize] = &[1, 2];
 
 /// Padding of the tile transpose buffer: `(every, elems)`, `elems` padding elements after each
 /// run of `every` elements (`every` 0: no padding).
@@ -381,7 +379,7 @@ mod tests {
         assert_eq!(smem_padding(1, 2), (128, 1)); // half a word: unpacked, padded per bank row
         assert_eq!(smem_padding(1, 6), (0, 0)); // not whole words: unpacked
         assert!(
-            packs_items(1, 4) && !packs_items(1, 2) && !packs_items(2, 2) && !packs_items(4, 16)
+            packs_items(1, 4) && !packs_items(1, 2) && packs_items(2, 2) && !packs_items(2, 1) && !packs_items(4, 16)
         );
         assert_eq!(
             smem_tile_elems(&TuningPolicy::new(128, 256), 1),
