@@ -98,7 +98,6 @@ pub const HOST_CXX_SHIM: &str = r#"
 #include <math.h>
 #define __device__
 #define __forceinline__ inline
-#define __noinline__ inline
 typedef signed char i8; typedef short i16; typedef int i32; typedef long long i64;
 typedef unsigned char u8; typedef unsigned short u16; typedef unsigned int u32; typedef unsigned long long u64;
 typedef float f32; typedef double f64;
