@@ -540,17 +540,40 @@ impl TuningPolicy {
         .then_some(policy)
     }
 
-    /// The same shape with a register cap one block per SM looser, for when ptxas had to spill
-    /// registers to local memory to meet this one's. `None`: no cap left to loosen.
+    /// The next shape to try when ptxas had to spill registers to local memory to meet this
+    /// one's register cap, for elements of `elem_size` bytes. `None`: no cap left to loosen.
     ///
-    /// Any spill counts. On an H100 at 2^28 (6 blocks per SM asked for): f64 add spilled only
-    /// 12 bytes and still gained (0.82 of a copy against 0.76 uncapped), but f32 max spilling 32
-    /// bytes at 4 blocks fell to 0.55 against 0.72 uncapped; the spill's cost depends on where
-    /// it lands, so the runtime does not bet on it. Stepping down one block at a time finds the
-    /// tightest cap that does not spill: 5 blocks (96 registers) for 8-byte sums and min/max.
-    /// (f32 max needed 3 blocks while it was written with `fmaxf`; as a compare and select it
-    /// fits the 6-block cap.)
-    pub fn relaxed_register_cap(&self) -> Option<TuningPolicy> {
+    /// Usually the same shape with a cap one block per SM looser. Any spill counts. On an H100 at
+    /// 2^28 (6 blocks per SM asked for): f64 add spilled only 12 bytes and still gained (0.82 of
+    /// a copy against 0.76 uncapped), but f32 max spilling 32 bytes at 4 blocks fell to 0.55
+    /// against 0.72 uncapped; the spill's cost depends on where it lands, so the runtime does not
+    /// bet on it. Stepping down one block at a time finds the tightest cap that does not spill:
+    /// 5 blocks (96 registers) for 8-byte sums and min/max.
+    ///
+    /// Packed sub-word tiles ([`crate::layout::packs_items`]) hold 4 / size items to a register,
+    /// and their heavier combines need far more than one block's worth of registers: f16 and
+    /// bf16 sums and u8 products went down to 2 blocks (0.71, 0.71 and 0.56 of a copy). At an
+    /// odd cap of 3 blocks or more (one block below sm_90's 6, where a small spill has gone: u16
+    /// max spilled 4 bytes at 6 blocks, none at 5) such a tile trades items for threads instead:
+    /// twice the threads with half the items, at (cap + 1) / 2 blocks. The tile and the threads
+    /// per SM stay, each thread's registers hold half the items: 0.82, 0.82 and 0.69 of a copy
+    /// (bench/results/h100-sub-word-session15.md).
+    pub fn relaxed_register_cap(&self, elem_size: usize) -> Option<TuningPolicy> {
+        let items = self.items_per_thread;
+        let widens = crate::layout::packs_items(elem_size, items)
+            && self.min_blocks_per_sm >= 3
+            && self.min_blocks_per_sm % 2 == 1
+            && self.block_threads * 2 <= 1024
+            && items.is_multiple_of(2)
+            && crate::layout::packs_items(elem_size, items / 2);
+        if widens {
+            return Some(TuningPolicy {
+                block_threads: self.block_threads * 2,
+                items_per_thread: items / 2,
+                min_blocks_per_sm: self.min_blocks_per_sm.div_ceil(2),
+                ..*self
+            });
+        }
         (self.min_blocks_per_sm > 1).then(|| TuningPolicy {
             min_blocks_per_sm: self.min_blocks_per_sm - 1,
             ..*self
@@ -663,7 +686,7 @@ mod tests {
         let mut policy = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
         assert_eq!(policy.min_blocks_per_sm, 6);
         let mut caps = vec![policy.min_blocks_per_sm];
-        while let Some(relaxed) = policy.relaxed_register_cap() {
+        while let Some(relaxed) = policy.relaxed_register_cap(4) {
             assert_eq!(
                 (relaxed.block_threads, relaxed.items_per_thread),
                 (policy.block_threads, policy.items_per_thread)
@@ -673,7 +696,28 @@ mod tests {
         }
         assert_eq!(caps, [6, 5, 4, 3, 2, 1]);
         let uncapped = TuningPolicy::for_target(90, Algorithm::KoggeStone, 4);
-        assert_eq!(uncapped.relaxed_register_cap(), None);
+        assert_eq!(uncapped.relaxed_register_cap(4), None);
+    }
+
+    #[test]
+    fn packed_tiles_trade_items_for_threads_one_block_below_the_cap() {
+        for size in [1, 2] {
+            let mut policy = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+            let tile = policy.tile_items();
+            let mut shapes = vec![(policy.block_threads, policy.min_blocks_per_sm)];
+            while let Some(relaxed) = policy.relaxed_register_cap(size) {
+                assert_eq!(relaxed.tile_items(), tile, "the tile stays");
+                relaxed.validate(Algorithm::SinglePass, size, size).unwrap();
+                policy = relaxed;
+                shapes.push((policy.block_threads, policy.min_blocks_per_sm));
+            }
+            // 768 threads per SM at 6, 5 and 3 blocks; the wide tile then widens once more.
+            assert_eq!(
+                shapes,
+                [(128, 6), (128, 5), (256, 3), (512, 2), (512, 1)],
+                "{size}-byte elements"
+            );
+        }
     }
 
     #[test]

@@ -462,7 +462,7 @@ fn jobs() -> Vec<Job> {
 }
 
 /// Compiles and assembles a job. A default policy's register cap is loosened while ptxas spills
-/// or keeps a stack frame under it, as the runtime does (`TuningPolicy::relaxed_register_cap`); the last attempt is
+/// or keeps a stack frame under it, as the runtime does (`TuningPolicy::relaxed_register_cap`: a looser cap, or a packed tile widened); the last attempt is
 /// the one checked.
 fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
     let mut policy = job.policy.unwrap_or_else(|| {
@@ -483,7 +483,7 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
             .map(|f| f.spill_stores.max(f.stack_frame))
             .max()
             .unwrap_or(0);
-        match policy.relaxed_register_cap() {
+        match policy.relaxed_register_cap(job.op.element.size()) {
             Some(relaxed) if local_bytes > 0 && job.policy.is_none() => policy = relaxed,
             _ => return Ok((fns, log, policy)),
         }

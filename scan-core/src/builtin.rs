@@ -164,7 +164,7 @@ fn minmax_type(ty: PrimType) -> &'static str {
 }
 
 /// (`f16`/`bf16` use the same C text: `rust_semantics.cu.tera` gives their C++ structs the
-/// operators `+ < > !=`, each as `half`'s: through `f32`, rounded back to the element type.)
+/// operators `+ < > !=` with `half`'s results, bit for bit.)
 fn combine_c(op: BuiltinOp, ty: PrimType) -> String {
     let t = ty.name();
     match (op, ty.is_float()) {
@@ -178,16 +178,11 @@ fn combine_c(op: BuiltinOp, ty: PrimType) -> String {
         // instead of 6).
         (BuiltinOp::Min, true) => "(b < a || a != a) ? b : a".into(),
         (BuiltinOp::Max, true) => "(b > a || a != a) ? b : a".into(),
-        // One instruction, not a compare and select, which held twice the registers over
-        // packed sub-word items: u16 max at 128 items spilled 596 bytes under the 80-register
-        // cap, against 4 with max(). 1-byte items take the SIMD byte min/max (the low byte of
-        // each operand decides the low byte of the result): with max() u8 max spilled 972 bytes
-        // at 256 items, the SIMD form 20 (ptxas, sm_90). Wider types take CUDA's min()/max().
-        (BuiltinOp::Min | BuiltinOp::Max, false) if ty.size() == 1 => format!(
-            "({t})__v{m}{s}4((u32)a, (u32)b)",
-            m = if op == BuiltinOp::Min { "min" } else { "max" },
-            s = if ty.is_signed_int() { "s" } else { "u" }
-        ),
+        // CUDA's integer min()/max() (one IMNMX), 8- and 16-bit types widened to 32 bits first.
+        // A compare and select held twice the registers over packed 2-byte items: u16 max at
+        // 128 items spilled 596 bytes under the 80-register cap, against 4 with max(). (The
+        // SIMD byte forms, __vmaxu4 and kin, spilled less over u8 but ran at 0.37-0.46 of a copy
+        // on an H100, against 0.72 with max().)
         (BuiltinOp::Min, false) => format!("({t})min(({w})a, ({w})b)", w = minmax_type(ty)),
         (BuiltinOp::Max, false) => format!("({t})max(({w})a, ({w})b)", w = minmax_type(ty)),
         (BuiltinOp::And, _) => format!("({t})(a & b)"),
