@@ -182,7 +182,7 @@ fn combine_c(op: BuiltinOp, ty: PrimType) -> String {
         // A compare and select held twice the registers over packed 2-byte items: u16 max at
         // 128 items spilled 596 bytes under the 80-register cap, against 4 with max(). (The
         // SIMD byte forms, __vmaxu4 and kin, spilled less over u8 but ran at 0.37-0.46 of a copy
-        // on an H100, against 0.72 with max().)
+        // on an H100, against 0.65-0.72 with max().)
         (BuiltinOp::Min, false) => format!("({t})min(({w})a, ({w})b)", w = minmax_type(ty)),
         (BuiltinOp::Max, false) => format!("({t})max(({w})a, ({w})b)", w = minmax_type(ty)),
         (BuiltinOp::And, _) => format!("({t})(a & b)"),
