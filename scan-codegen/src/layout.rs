@@ -379,7 +379,11 @@ mod tests {
         assert_eq!(smem_padding(1, 2), (128, 1)); // half a word: unpacked, padded per bank row
         assert_eq!(smem_padding(1, 6), (0, 0)); // not whole words: unpacked
         assert!(
-            packs_items(1, 4) && !packs_items(1, 2) && packs_items(2, 2) && !packs_items(2, 1) && !packs_items(4, 16)
+            packs_items(1, 4)
+                && !packs_items(1, 2)
+                && packs_items(2, 2)
+                && !packs_items(2, 1)
+                && !packs_items(4, 16)
         );
         assert_eq!(
             smem_tile_elems(&TuningPolicy::new(128, 256), 1),

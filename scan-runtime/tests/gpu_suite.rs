@@ -1343,7 +1343,13 @@ fn packed_sub_word_items_every_cap_and_shape() {
     // Products of 2-byte items at 64 and 128 items under the 6-block cap were 0 from the third
     // warp on until each warp total got a word of its own (block_scan_kogge_stone.cu.tera): the
     // products, and max of i16 (whose identity is not 0), would show a total read wrongly.
-    run::<Mul<u16>>(&gpu, &mut report, "mul u16", BuiltinOp::Mul, &[8, 32, 64, 128]);
+    run::<Mul<u16>>(
+        &gpu,
+        &mut report,
+        "mul u16",
+        BuiltinOp::Mul,
+        &[8, 32, 64, 128],
+    );
     run::<Mul<i16>>(&gpu, &mut report, "mul i16", BuiltinOp::Mul, &[64, 128]);
     run::<Add<i16>>(&gpu, &mut report, "add i16", BuiltinOp::Add, &[128]);
     run::<Max<i16>>(&gpu, &mut report, "max i16", BuiltinOp::Max, &[64, 128]);
@@ -1352,6 +1358,12 @@ fn packed_sub_word_items_every_cap_and_shape() {
     run::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, &[256]);
     run::<Max<i8>>(&gpu, &mut report, "max i8", BuiltinOp::Max, &[256]);
     // A non-commutative 2-byte struct, packed two to a word.
-    run::<ComposeBytes>(&gpu, &mut report, "compose_bytes", BuiltinOp::Add, &[32, 64, 128]);
+    run::<ComposeBytes>(
+        &gpu,
+        &mut report,
+        "compose_bytes",
+        BuiltinOp::Add,
+        &[32, 64, 128],
+    );
     report.finish("packed_sub_word_items_every_cap_and_shape");
 }
