@@ -11,7 +11,7 @@ use scan_core::PrimType;
 use scan_runtime::builtin::{Add, Max};
 use scan_runtime::{
     Algorithm, DeviceSegments, Gpu, HostSegments, OffsetWidth, ScanError, ScanExtras, ScanMode,
-    ScanOp, ScanOptions, Segments,
+    ScanOp, ScanOptions, Segments, TuningPolicy,
 };
 use std::sync::Mutex;
 
@@ -214,8 +214,15 @@ struct Tally {
     failed: Vec<String>,
 }
 
-fn matrix<Op: ScanOp>(gpu: &Gpu, label: &str, sizes_cut: usize, tally: &Mutex<Tally>)
-where
+/// Every rule, direction and mode of `Op` at the awkward sizes (the last `sizes_cut` left out),
+/// with `policy` where given (else the defaults).
+fn matrix<Op: ScanOp>(
+    gpu: &Gpu,
+    label: &str,
+    sizes_cut: usize,
+    policy: Option<TuningPolicy>,
+    tally: &Mutex<Tally>,
+) where
     Op::Elem: TestValue,
 {
     std::thread::scope(|scope| {
@@ -224,6 +231,9 @@ where
                 for mode in ScanMode::ALL {
                     scope.spawn(move || {
                         let mut opts = ScanOptions::default().segmented(rule);
+                        if let Some(policy) = policy {
+                            opts = opts.policy(policy);
+                        }
                         opts.mode = mode;
                         if reverse {
                             opts = opts.reverse();
@@ -291,16 +301,43 @@ fn segmented_scans_for_every_rule_direction_mode_and_op() {
         passed: 0,
         failed: Vec::new(),
     });
-    matrix::<Add<u32>>(&gpu, "add u32", 0, &tally);
-    matrix::<Compose>(&gpu, "compose Affine", 0, &tally);
-    matrix::<LastOfRun>(&gpu, "last_of_run Tally", 1, &tally);
-    matrix::<MatMul>(&gpu, "matmul Mat2", 1, &tally);
-    // Sub-word values, packed in registers.
-    matrix::<ComposeBytes>(&gpu, "compose_bytes ByteAffine", 1, &tally);
-    matrix::<Add<u8>>(&gpu, "add u8", 1, &tally);
+    matrix::<Add<u32>>(&gpu, "add u32", 0, None, &tally);
+    matrix::<Compose>(&gpu, "compose Affine", 0, None, &tally);
+    matrix::<LastOfRun>(&gpu, "last_of_run Tally", 1, None, &tally);
+    matrix::<MatMul>(&gpu, "matmul Mat2", 1, None, &tally);
+    // Sub-word values, packed in registers (1 and 2 bytes).
+    matrix::<ComposeBytes>(&gpu, "compose_bytes ByteAffine", 1, None, &tally);
+    matrix::<Add<u8>>(&gpu, "add u8", 1, None, &tally);
     let t = tally.into_inner().unwrap();
     println!(
         "variants (segmented): {} cases passed, {} failed",
+        t.passed,
+        t.failed.len()
+    );
+    assert!(t.failed.is_empty(), "{:?}", t.failed);
+}
+
+/// Segmented tiles whose storage is past the 48 KiB of static shared memory (dynamic shared
+/// memory, kernel ABI): 64-item i64 tiles with 8-byte keys staged beside them (about 130 KiB), and
+/// 32-byte matrices at 32 items (about 130 KiB with their 8-byte keys), every rule, direction and
+/// mode.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn segmented_scans_with_tiles_past_static_shared_memory() {
+    let gpu = gpu();
+    let tally = Mutex::new(Tally {
+        passed: 0,
+        failed: Vec::new(),
+    });
+    let big = |items| TuningPolicy {
+        min_blocks_per_sm: 1,
+        ..TuningPolicy::new(128, items)
+    };
+    matrix::<Add<u64>>(&gpu, "add u64 128x64", 1, Some(big(64)), &tally);
+    matrix::<MatMul>(&gpu, "matmul Mat2 128x32", 2, Some(big(32)), &tally);
+    let t = tally.into_inner().unwrap();
+    println!(
+        "variants (segmented, dynamic shared memory): {} cases passed, {} failed",
         t.passed,
         t.failed.len()
     );
