@@ -522,7 +522,10 @@ impl TuningPolicy {
     ///
     /// sm_90: measured with `scangen tune --log2n 16` on an H100 (BENCHMARKS.md): 128 x 16
     /// reached 0.96 of a copy for i32 (the default shape 0.78), 0.81 for f64 (0.68) and 0.82
-    /// for the 8-byte affine struct (0.65).
+    /// for the 8-byte affine struct (0.65). A thread holds up to 16 registers of items, which
+    /// packed sub-word items fill 4 / size at a time (layout::packs_items): u8 64 items and u16
+    /// 32, where 16 had them at 2^20 take 1.12x and 1.09x as long (equal at 2^16 and 2^18;
+    /// bench/results/h100-sub-word-session15.md, run 10).
     pub fn for_small_input(
         sm: u32,
         algorithm: Algorithm,
@@ -532,7 +535,12 @@ impl TuningPolicy {
             return None;
         }
         let size = elem_size.max(1);
-        let items = prev_power_of_two((128 / size).clamp(1, 16) as u32);
+        let per_register = if crate::layout::PACKED_ELEMENT_SIZES.contains(&size) {
+            4 / size
+        } else {
+            1
+        };
+        let items = prev_power_of_two((128 / size).clamp(1, 16 * per_register) as u32);
         let policy = TuningPolicy::new(128, items);
         let large = TuningPolicy::for_target(sm, algorithm, elem_size);
         (policy.tile_items() < large.tile_items()
@@ -809,6 +817,12 @@ mod tests {
         assert_eq!((p.block_threads, p.items_per_thread), (128, 16));
         let p = TuningPolicy::for_small_input(90, Algorithm::SinglePass, 8).unwrap();
         assert_eq!((p.block_threads, p.items_per_thread), (128, 16));
+        // Packed sub-word items: as many registers, 4 / size items to each.
+        for (size, items) in [(1, 64), (2, 32)] {
+            let p = TuningPolicy::for_small_input(90, Algorithm::SinglePass, size).unwrap();
+            assert_eq!((p.block_threads, p.items_per_thread), (128, items));
+            assert!(crate::layout::packs_items(size, items));
+        }
         assert_eq!(
             TuningPolicy::for_small_input(80, Algorithm::SinglePass, 4),
             None
