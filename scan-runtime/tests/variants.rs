@@ -209,9 +209,22 @@ fn rules() -> Vec<Segments> {
     ]
 }
 
+#[derive(Default)]
 struct Tally {
     passed: usize,
     failed: Vec<String>,
+}
+
+impl Tally {
+    /// Prints the summary line and fails the test if any case failed.
+    fn finish(self, label: &str) {
+        println!(
+            "variants ({label}): {} cases passed, {} failed",
+            self.passed,
+            self.failed.len()
+        );
+        assert!(self.failed.is_empty(), "{:?}", self.failed);
+    }
 }
 
 /// Every rule, direction and mode of `Op` at the awkward sizes (the last `sizes_cut` left out),
@@ -297,10 +310,7 @@ fn matrix<Op: ScanOp>(
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn segmented_scans_for_every_rule_direction_mode_and_op() {
     let gpu = gpu();
-    let tally = Mutex::new(Tally {
-        passed: 0,
-        failed: Vec::new(),
-    });
+    let tally = Mutex::new(Tally::default());
     matrix::<Add<u32>>(&gpu, "add u32", 0, None, &tally);
     matrix::<Compose>(&gpu, "compose Affine", 0, None, &tally);
     matrix::<LastOfRun>(&gpu, "last_of_run Tally", 1, None, &tally);
@@ -308,13 +318,7 @@ fn segmented_scans_for_every_rule_direction_mode_and_op() {
     // Sub-word values, packed in registers (1 and 2 bytes).
     matrix::<ComposeBytes>(&gpu, "compose_bytes ByteAffine", 1, None, &tally);
     matrix::<Add<u8>>(&gpu, "add u8", 1, None, &tally);
-    let t = tally.into_inner().unwrap();
-    println!(
-        "variants (segmented): {} cases passed, {} failed",
-        t.passed,
-        t.failed.len()
-    );
-    assert!(t.failed.is_empty(), "{:?}", t.failed);
+    tally.into_inner().unwrap().finish("segmented");
 }
 
 /// Segmented tiles whose storage is past the 48 KiB of static shared memory (dynamic shared
@@ -325,23 +329,17 @@ fn segmented_scans_for_every_rule_direction_mode_and_op() {
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn segmented_scans_with_tiles_past_static_shared_memory() {
     let gpu = gpu();
-    let tally = Mutex::new(Tally {
-        passed: 0,
-        failed: Vec::new(),
-    });
+    let tally = Mutex::new(Tally::default());
     let big = |items| TuningPolicy {
         min_blocks_per_sm: 1,
         ..TuningPolicy::new(128, items)
     };
     matrix::<Add<u64>>(&gpu, "add u64 128x64", 1, Some(big(64)), &tally);
     matrix::<MatMul>(&gpu, "matmul Mat2 128x32", 2, Some(big(32)), &tally);
-    let t = tally.into_inner().unwrap();
-    println!(
-        "variants (segmented, dynamic shared memory): {} cases passed, {} failed",
-        t.passed,
-        t.failed.len()
-    );
-    assert!(t.failed.is_empty(), "{:?}", t.failed);
+    tally
+        .into_inner()
+        .unwrap()
+        .finish("segmented, dynamic shared memory");
 }
 
 /// The reverse flat scan on every algorithm, with and without init/total.
