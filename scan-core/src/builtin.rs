@@ -178,35 +178,11 @@ fn combine_c(op: BuiltinOp, ty: PrimType) -> String {
         // instead of 6).
         (BuiltinOp::Min, true) => "(b < a || a != a) ? b : a".into(),
         (BuiltinOp::Max, true) => "(b > a || a != a) ? b : a".into(),
-        // CUDA's integer min()/max() (one IMNMX). A compare and select held twice the registers
-        // over packed 2-byte items: u16 max at 128 items spilled 596 bytes under the 80-register
-        // cap, against 4 with max(). (The SIMD byte forms, __vmaxu4 and kin, spilled less over u8
-        // but ran at 0.37-0.46 of a copy on an H100, against 0.65-0.72 with max().)
-        //
-        // 1- and 2-byte types (packed, 256 and 128 items a thread) take it on a reversed key:
-        // k = the bits as unsigned, the sign bit flipped for signed types (order-preserving),
-        // and max(a, b) = k^-1(M - min(M - k(a), M - k(b))), min likewise with max. Same result;
-        // ptxas (12.9, sm_90, 6-block cap) then spilled nothing for any of the eight, where
-        // max() spilled 972 bytes for u8 and 4 for u16/i16 (so they ran a block per SM short).
-        (BuiltinOp::Min | BuiltinOp::Max, false) if ty.size() <= 2 => {
-            let (unsigned, all_ones) = if ty.size() == 1 {
-                ("u8", "255u")
-            } else {
-                ("u16", "65535u")
-            };
-            let bias = match (ty.is_signed_int(), ty.size()) {
-                (true, 1) => "0x80u",
-                (true, _) => "0x8000u",
-                (false, _) => "0u",
-            };
-            let reversed = if op == BuiltinOp::Min { "max" } else { "min" };
-            let key = |x: &str| format!("{all_ones} - ((u32)({unsigned}){x} ^ {bias})");
-            format!(
-                "({t})(({all_ones} - {reversed}({}, {})) ^ {bias})",
-                key("a"),
-                key("b")
-            )
-        }
+        // CUDA's integer min()/max() (one IMNMX), 8- and 16-bit types widened to 32 bits first.
+        // A compare and select held twice the registers over packed 2-byte items: u16 max at
+        // 128 items spilled 596 bytes under the 80-register cap, against 4 with max(). (The
+        // SIMD byte forms, __vmaxu4 and kin, spilled less over u8 but ran at 0.37-0.46 of a copy
+        // on an H100, against 0.65-0.72 with max().)
         (BuiltinOp::Min, false) => format!("({t})min(({w})a, ({w})b)", w = minmax_type(ty)),
         (BuiltinOp::Max, false) => format!("({t})max(({w})a, ({w})b)", w = minmax_type(ty)),
         (BuiltinOp::And, _) => format!("({t})(a & b)"),
