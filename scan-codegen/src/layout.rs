@@ -28,6 +28,17 @@ pub fn packs_items(elem_size: usize, items_per_thread: u32) -> bool {
 /// Element sizes whose items are packed ([`packs_items`]).
 pub const PACKED_ELEMENT_SIZES: &[usize] = &[1, 2];
 
+/// How many items of `elem_size` bytes a 32-bit register holds when a thread's items fill whole
+/// words ([`packs_items`]): 4 / size for the packed sizes, one otherwise. Policies count a
+/// thread's items in registers with it.
+pub fn items_per_register(elem_size: usize) -> usize {
+    if PACKED_ELEMENT_SIZES.contains(&elem_size) {
+        4 / elem_size
+    } else {
+        1
+    }
+}
+
 /// Padding of the tile transpose buffer: `(every, elems)`, `elems` padding elements after each
 /// run of `every` elements (`every` 0: no padding).
 ///

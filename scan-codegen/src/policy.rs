@@ -76,7 +76,7 @@ impl TuningPolicy {
     /// when the items are packed, one otherwise).
     pub fn max_items_per_thread(&self, elem_size: usize) -> u32 {
         if crate::layout::packs_items(elem_size, self.items_per_thread) {
-            Self::MAX_ITEMS_PER_THREAD * (4 / elem_size as u32)
+            Self::MAX_ITEMS_PER_THREAD * crate::layout::items_per_register(elem_size) as u32
         } else {
             Self::MAX_ITEMS_PER_THREAD
         }
@@ -204,11 +204,7 @@ impl TuningPolicy {
         // allows that many more of them: a u8 thread holds its 256 bytes in 64 registers, as an
         // i32 thread does (one register per item held only 64 bytes, and u8 reached 0.44 of a
         // copy on an H100 at 2^26).
-        let per_register = if crate::layout::PACKED_ELEMENT_SIZES.contains(&size) {
-            4 / size
-        } else {
-            1
-        };
+        let per_register = crate::layout::items_per_register(size);
         // A power of two: the transpose buffer's padding then makes it conflict-free
         // (layout::smem_padding).
         let items = prev_power_of_two(
@@ -535,11 +531,7 @@ impl TuningPolicy {
             return None;
         }
         let size = elem_size.max(1);
-        let per_register = if crate::layout::PACKED_ELEMENT_SIZES.contains(&size) {
-            4 / size
-        } else {
-            1
-        };
+        let per_register = crate::layout::items_per_register(size);
         let items = prev_power_of_two((128 / size).clamp(1, 16 * per_register) as u32);
         let policy = TuningPolicy::new(128, items);
         let large = TuningPolicy::for_target(sm, algorithm, elem_size);

@@ -254,22 +254,19 @@ impl Gpu {
                 transform.as_ref(),
             ),
         };
-        let small = small_policy.map(|policy| ModuleKey {
-            op: op.clone(),
-            algorithm: opts.algorithm,
-            mode: opts.mode,
-            variant: opts.variant,
-            policy,
-            transform: transform.clone(),
-        });
-        let loaded = self.load(ModuleKey {
+        let key = ModuleKey {
             op,
             algorithm: opts.algorithm,
             mode: opts.mode,
             variant: opts.variant,
             policy,
             transform,
-        })?;
+        };
+        let small = small_policy.map(|policy| ModuleKey {
+            policy,
+            ..key.clone()
+        });
+        let loaded = self.load(key)?;
         Ok(ScanEngine::new(self.clone(), loaded, small, identity))
     }
 
