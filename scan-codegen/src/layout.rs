@@ -226,13 +226,12 @@ pub fn variant_shared_bytes(
 }
 
 /// Static shared memory of one block of the column kernel (scan-codegen/templates/columns.cu.tera):
-/// the tile with one padding element per thread, a total per unit and column, a prefix per
-/// column, the tile id and epoch (upper bound, with alignment slack).
+/// a total per unit and column, a prefix per column, the tile id and epoch (upper bound, with
+/// alignment slack). The tile itself stays in registers.
 pub fn column_shared_bytes(policy: &TuningPolicy, elem_size: usize, elem_align: usize) -> u64 {
     let size = elem_size as u64;
     let threads = u64::from(policy.block_threads);
-    let tile = (u64::from(policy.tile_items()) + threads) * size;
-    tile + 2 * threads * size + 8 + 4 * elem_align.max(1) as u64
+    2 * threads * size + 8 + 4 * elem_align.max(1) as u64
 }
 
 /// Static shared memory of one block (upper bound: C may add a little alignment padding).

@@ -276,7 +276,7 @@ impl TuningPolicy {
         variant: crate::ScanVariant,
     ) -> TuningPolicy {
         if variant.segments == crate::Segments::Columns {
-            return Self::for_columns(sm, algorithm, elem_size, elem_align);
+            return Self::for_columns(sm, elem_size);
         }
         if !variant.segments.is_segmented() {
             return TuningPolicy::for_target(sm, algorithm, elem_size);
@@ -485,32 +485,34 @@ impl TuningPolicy {
     /// look-back's registers, under the 80-register cap of 6 blocks per SM): 32 registers.
     pub const FUSED_HELD_BYTES: usize = 128;
 
-    /// Column scans (scan-codegen/templates/columns.cu.tera): 256 threads, and the flat scan's
-    /// bytes per thread (a thread's rows are one column's run) halved until the tile, staged in
-    /// shared memory both ways, fits. No L2 prefetch: a column tile is not one contiguous range.
-    fn for_columns(
-        sm: u32,
-        algorithm: Algorithm,
-        elem_size: usize,
-        elem_align: usize,
-    ) -> TuningPolicy {
-        let flat = TuningPolicy::for_target(sm, algorithm, elem_size);
-        let mut policy = TuningPolicy {
-            // Unrolled, a thread keeps all its tile's loads in flight at 128 registers (2 blocks
-            // per SM); a cap at 3 blocks keeps more tiles resident.
-            min_blocks_per_sm: 3,
-            vector_bytes: 4,
-            l2_prefetch_tiles: 0,
-            ..TuningPolicy::new(256, flat.items_per_thread.min(32))
+    /// Column scans (scan-codegen/templates/columns.cu.tera): 256 threads under a 2-block cap,
+    /// each holding a run of one column's rows in registers (read straight from global memory,
+    /// so no shared-memory tile bounds it). A tall matrix's tiles chain down each strip and
+    /// every link costs a look-back, so tiles are as big as the registers allow: 64 items of 4-
+    /// and 8-byte elements, 32 of 1- and 2-byte ones (a register each), 256 bytes of wider ones
+    /// (16-byte structs 16, 32-byte 8). On an H100 at 2^28, 64 items against 32 took i32
+    /// 2^24 x 16 from 0.48 to 0.60 of a copy and 2^20 x 256 from 0.67 to 0.76, and the 8-byte
+    /// affine struct from 0.85 to 0.97 on short matrices (it spills at the 2-block cap, and runs
+    /// relaxed to one); bench/results/h100-columns-session16.md. On sm_90, the flat scan's L2
+    /// prefetch (48 tiles ahead), which the column kernel asks for where a chunk's rows are a
+    /// few strips of one contiguous band (tall matrices).
+    fn for_columns(sm: u32, elem_size: usize) -> TuningPolicy {
+        let size = elem_size.max(1);
+        let items = match size {
+            1..=3 => 32,
+            4..=8 => 64,
+            _ => (Self::COLUMN_WIDE_BYTES_PER_THREAD / size).max(1) as u32,
         };
-        while crate::layout::column_shared_bytes(&policy, elem_size, elem_align)
-            > Self::MAX_STATIC_SHARED_BYTES
-            && policy.items_per_thread > 1
-        {
-            policy.items_per_thread /= 2;
+        TuningPolicy {
+            min_blocks_per_sm: 2,
+            vector_bytes: 4,
+            l2_prefetch_tiles: if sm >= 90 { 48 } else { 0 },
+            ..TuningPolicy::new(256, prev_power_of_two(items))
         }
-        policy
     }
+
+    /// Bytes of items a column-scan thread holds for elements wider than 8 bytes.
+    pub const COLUMN_WIDE_BYTES_PER_THREAD: usize = 256;
 
     /// A second shape for inputs too small to give every multiprocessor a tile of the default
     /// shape, where the single-pass scan is latency-bound: smaller tiles let more blocks share

@@ -495,10 +495,6 @@ fn render_scan(
         // folds a column's rows: one chain each.
         policy.thread_runs = 1;
     }
-    if columns {
-        // The L2 prefetch asks for a contiguous tile; a column tile is rows of a strip.
-        policy.l2_prefetch_tiles = 0;
-    }
     let scanned_size = if segmented {
         layout::segmented_size(elem_size, elem_align)
     } else {

@@ -14,7 +14,7 @@ use scangen::runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceRepr};
 use scangen::runtime::{
     DeviceSegments, Gpu, OffsetWidth, ScanError, ScanExtras, ScanOptions, Scanner, Segments,
 };
-use scangen::ScanOp;
+use scangen::{ScanOp, TuningPolicy};
 use std::sync::Arc;
 
 /// One measured case.
@@ -45,7 +45,14 @@ pub fn run(
     let stream = gpu.new_stream()?;
     let n = 1u64 << log2n;
     let mut rows = Vec::new();
+    let column_shapes = args
+        .column_shapes
+        .iter()
+        .map(|s| parse_shape(&gpu, s))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut ctx = Bench {
+        cases: args.cases.clone(),
+        column_shapes,
         gpu: &gpu,
         stream: &stream,
         warmup: args.warmup,
@@ -60,6 +67,8 @@ pub fn run(
 }
 
 struct Bench<'a> {
+    cases: Vec<String>,
+    column_shapes: Vec<(String, TuningPolicy)>,
     gpu: &'a Gpu,
     stream: &'a Arc<CudaStream>,
     warmup: usize,
@@ -69,6 +78,11 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
+    /// Whether --cases asks for this kind of case (every kind when it lists none).
+    fn wants(&self, kind: &str) -> bool {
+        self.cases.is_empty() || self.cases.iter().any(|c| c == kind)
+    }
+
     fn types<O: ScanOp>(
         &mut self,
         ty: &str,
@@ -97,6 +111,9 @@ impl Bench<'_> {
             ("flat", ScanOptions::default()),
             ("reverse", ScanOptions::default().reverse()),
         ] {
+            if !self.wants(name) {
+                continue;
+            }
             let mut s = self.gpu.scanner::<O>(opts)?;
             let t = self.time::<O>(&mut s, &input, &mut output, values, ScanExtras::new)?;
             push(name.into(), values, t);
@@ -106,22 +123,39 @@ impl Bench<'_> {
         let mut by_rows = self
             .gpu
             .scanner::<O>(ScanOptions::default().segmented(Segments::Rows { strided: false }))?;
-        for (r, c) in row_shapes(n.trailing_zeros()) {
+        let row_cases = if self.wants("rows") {
+            row_shapes(n.trailing_zeros())
+        } else {
+            Vec::new()
+        };
+        for (r, c) in row_cases {
             let t = self.time::<O>(&mut by_rows, &input, &mut output, values, || {
                 ScanExtras::new().segments(DeviceSegments::rows(r, c, c))
             })?;
             push(format!("rows {r} x {c}"), values, t);
         }
 
-        // Batched columns (cumsum(dim=0)), the same shapes.
-        let mut by_columns = self
-            .gpu
-            .scanner::<O>(ScanOptions::default().segmented(Segments::Columns))?;
-        for (r, c) in row_shapes(n.trailing_zeros()) {
-            let t = self.time::<O>(&mut by_columns, &input, &mut output, values, || {
-                ScanExtras::new().segments(DeviceSegments::columns(r, c, c))
-            })?;
-            push(format!("columns {r} x {c}"), values, t);
+        // Batched columns (cumsum(dim=0)), the same shapes: the default launch shape, then any
+        // asked for with --column-shapes.
+        let columns = ScanOptions::default().segmented(Segments::Columns);
+        let mut shapes = vec![(String::new(), columns)];
+        for (label, policy) in &self.column_shapes {
+            shapes.push((format!(" [{label}]"), columns.policy(*policy)));
+        }
+        if !self.wants("columns") {
+            shapes.clear();
+        }
+        for (label, opts) in shapes {
+            let mut by_columns = self.gpu.scanner::<O>(opts)?;
+            for (r, c) in row_shapes(n.trailing_zeros()) {
+                let t = self.time::<O>(&mut by_columns, &input, &mut output, values, || {
+                    ScanExtras::new().segments(DeviceSegments::columns(r, c, c))
+                })?;
+                push(format!("columns {r} x {c}{label}"), values, t);
+            }
+        }
+        if !(self.wants("keys") || self.wants("flags") || self.wants("offsets")) {
+            return Ok(());
         }
 
         // By key (i32 keys, runs of random length, mean 64) and by flags at the same heads.
@@ -148,18 +182,22 @@ impl Bench<'_> {
             .gpu
             .scanner::<O>(ScanOptions::default().segmented(Segments::Keys(PrimType::I32)))?;
         let bytes = values + 4 * n;
-        let t = self.time::<O>(&mut by_key, &input, &mut output, bytes, || {
-            ScanExtras::new().segments(DeviceSegments::keys(&d_keys))
-        })?;
-        push("by key (i32 keys, mean run 64)".into(), bytes, t);
+        if self.wants("keys") {
+            let t = self.time::<O>(&mut by_key, &input, &mut output, bytes, || {
+                ScanExtras::new().segments(DeviceSegments::keys(&d_keys))
+            })?;
+            push("by key (i32 keys, mean run 64)".into(), bytes, t);
+        }
         let mut by_flags = self
             .gpu
             .scanner::<O>(ScanOptions::default().segmented(Segments::Flags))?;
         let bytes = values + n;
-        let t = self.time::<O>(&mut by_flags, &input, &mut output, bytes, || {
-            ScanExtras::new().segments(DeviceSegments::flags(&d_flags))
-        })?;
-        push("by flags (u8, mean run 64)".into(), bytes, t);
+        if self.wants("flags") {
+            let t = self.time::<O>(&mut by_flags, &input, &mut output, bytes, || {
+                ScanExtras::new().segments(DeviceSegments::flags(&d_flags))
+            })?;
+            push("by flags (u8, mean run 64)".into(), bytes, t);
+        }
         drop((d_keys, d_flags));
 
         // By offsets: 2^10 .. 2^24 segments of random lengths.
@@ -168,7 +206,7 @@ impl Bench<'_> {
             .scanner::<O>(ScanOptions::default().segmented(Segments::Offsets(OffsetWidth::U64)))?;
         for log_m in [10u32, 14, 18, 22, 24] {
             let m = 1u64 << log_m;
-            if m >= n {
+            if m >= n || !self.wants("offsets") {
                 continue;
             }
             let offsets = random_offsets(n, m);
@@ -232,6 +270,35 @@ impl Bench<'_> {
         }
         Ok((median(&mut scan_ms), median(&mut copy_ms)))
     }
+}
+
+/// `THREADSxITEMSxBLOCKS` (e.g. `256x32x2`): a launch shape for --column-shapes, with the
+/// column policy's other settings for `gpu`'s architecture.
+fn parse_shape(gpu: &Gpu, s: &str) -> Result<(String, TuningPolicy), String> {
+    let parts: Vec<u32> = s
+        .split('x')
+        .map(|p| p.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("--column-shapes: `{s}` is not THREADSxITEMSxBLOCKS"))?;
+    let [threads, items, blocks] = parts[..] else {
+        return Err(format!(
+            "--column-shapes: `{s}` is not THREADSxITEMSxBLOCKS"
+        ));
+    };
+    let default = TuningPolicy::for_variant(
+        gpu.sm(),
+        scangen::Algorithm::SinglePass,
+        4,
+        4,
+        scan_codegen::ScanVariant::FLAT.segments(Segments::Columns),
+    );
+    let policy = TuningPolicy {
+        min_blocks_per_sm: blocks,
+        block_threads: threads,
+        items_per_thread: items,
+        ..default
+    };
+    Ok((s.to_string(), policy))
 }
 
 /// 1 where a run starts (runs of 1 to 2 * mean - 1 elements), else 0; element 0 starts one.
