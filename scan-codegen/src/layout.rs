@@ -225,13 +225,24 @@ pub fn variant_shared_bytes(
     block + heads
 }
 
+/// Chunks a column scan's look-back window covers (scan-codegen/templates/columns.cu.tera): a
+/// warp's 32 where the window's values (32 columns of each chunk) fit in 16 KiB of shared
+/// memory, fewer for wider elements.
+pub fn column_look_back_window(elem_size: usize) -> u32 {
+    let per_chunk = 32 * elem_size.max(1) as u64;
+    let fit = (16 * 1024 / per_chunk).clamp(1, 32) as u32;
+    1 << fit.ilog2()
+}
+
 /// Static shared memory of one block of the column kernel (scan-codegen/templates/columns.cu.tera):
-/// a total per unit and column, a prefix per column, the tile id and epoch (upper bound, with
-/// alignment slack). The tile itself stays in registers.
+/// a total per unit and column, a prefix per column, the look-back window's values and states,
+/// its flags, the tile id and epoch (upper bound, with alignment slack). The tile itself stays in
+/// registers.
 pub fn column_shared_bytes(policy: &TuningPolicy, elem_size: usize, elem_align: usize) -> u64 {
     let size = elem_size as u64;
     let threads = u64::from(policy.block_threads);
-    2 * threads * size + 8 + 4 * elem_align.max(1) as u64
+    let window = u64::from(column_look_back_window(elem_size));
+    2 * threads * size + window * 32 * size + window * 4 + 20 + 4 * elem_align.max(1) as u64
 }
 
 /// Static shared memory of one block (upper bound: C may add a little alignment padding).

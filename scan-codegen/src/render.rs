@@ -608,6 +608,7 @@ fn render_scan(
 
     ctx.insert("segmented", &segmented);
     ctx.insert("columns", &columns);
+    ctx.insert("column_window", &layout::column_look_back_window(elem_size));
     ctx.insert("segments", variant.segments.kind_name());
     ctx.insert("reverse", &(variant.direction == Direction::Reverse));
     ctx.insert("strided", &strided);

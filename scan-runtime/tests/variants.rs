@@ -342,6 +342,91 @@ fn segmented_scans_with_tiles_past_static_shared_memory() {
         .finish("segmented, dynamic shared memory");
 }
 
+/// Device flags at every byte offset from a 16-byte boundary: forward full tiles read 16-byte
+/// aligned flags straight from global memory as vectors and stage every other case (reverse,
+/// misaligned, the partial last tile) through shared memory; both paths against the reference,
+/// with flag bytes of every value (only 0 is "no start").
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn flags_from_device_buffers_at_every_alignment() {
+    fn run<Op: ScanOp>(gpu: &Gpu, label: &str, tally: &mut Tally)
+    where
+        Op::Elem: TestValue,
+    {
+        let stream = gpu.new_stream().expect("stream");
+        let mut rng = Rng::new(label);
+        for reverse in [false, true] {
+            for mode in ScanMode::ALL {
+                let mut opts = ScanOptions::default().segmented(Segments::Flags);
+                opts.mode = mode;
+                if reverse {
+                    opts = opts.reverse();
+                }
+                let mut scanner = gpu.scanner::<Op>(opts).expect("build");
+                let tile = scanner.tile_items() as usize;
+                for n in [tile, 3 * tile + 5, 17 * tile] {
+                    for shift in [0usize, 1, 2, 3, 4, 7, 8, 12, 15, 16] {
+                        let input = random_values::<Op::Elem>(&mut rng, n);
+                        // About one start in 16, so segments cross threads, warps and tiles.
+                        let flags: Vec<u8> = (0..n)
+                            .map(|_| {
+                                if rng.below(16) == 0 {
+                                    1 + rng.below(255) as u8
+                                } else {
+                                    0
+                                }
+                            })
+                            .collect();
+                        let mut starts: Vec<usize> = vec![0];
+                        starts.extend((1..n).filter(|&p| flags[p] != 0));
+                        let mut expected = input.clone();
+                        reference::<Op>(
+                            &input,
+                            &ranges(&starts, n),
+                            mode,
+                            reverse,
+                            None,
+                            &mut expected,
+                        );
+                        let mut padded: Vec<u8> =
+                            (0..shift).map(|_| rng.below(256) as u8).collect();
+                        padded.extend_from_slice(&flags);
+                        let d_all = upload(&stream, &padded);
+                        let d_flags = d_all.slice(shift..shift + n);
+                        let d_in = upload(&stream, &input);
+                        let mut d_out = upload(&stream, &input);
+                        let name = format!("{label} reverse={reverse} {mode} n={n} shift={shift}");
+                        let r = scanner
+                            .scan_device_with(
+                                &stream,
+                                &d_in,
+                                &mut d_out,
+                                ScanExtras::new().segments(DeviceSegments::flags(&d_flags)),
+                            )
+                            .map_err(|e| e.to_string())
+                            .and_then(|()| {
+                                first_mismatch(&expected, &download(&stream, &d_out, &input))
+                            });
+                        match r {
+                            Ok(()) => tally.passed += 1,
+                            Err(why) => {
+                                println!("FAIL {name}: {why}");
+                                tally.failed.push(name);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let gpu = gpu();
+    let mut tally = Tally::default();
+    run::<Add<u32>>(&gpu, "add u32", &mut tally);
+    run::<Compose>(&gpu, "compose Affine", &mut tally);
+    run::<Add<u8>>(&gpu, "add u8", &mut tally);
+    tally.finish("flags alignment");
+}
+
 /// The reverse flat scan on every algorithm, with and without init/total.
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
