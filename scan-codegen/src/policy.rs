@@ -492,20 +492,20 @@ impl TuningPolicy {
     /// Column scans (scan-codegen/templates/columns.cu.tera): 256 threads under a 2-block cap,
     /// each holding a run of one column's rows in registers (read straight from global memory,
     /// so no shared-memory tile bounds it). A tall matrix's tiles chain down each strip and
-    /// every link costs a look-back, so tiles are as big as the registers allow: 64 items of 4-
-    /// and 8-byte elements, 32 of 1- and 2-byte ones (a register each), 256 bytes of wider ones
-    /// (16-byte structs 16, 32-byte 8). On an H100 at 2^28, 64 items against 32 took i32
-    /// 2^24 x 16 from 0.48 to 0.60 of a copy and 2^20 x 256 from 0.67 to 0.76, and the 8-byte
-    /// affine struct from 0.85 to 0.97 on short matrices (it spills at the 2-block cap, and runs
-    /// relaxed to one); bench/results/h100-columns-session16.md. On sm_90, the flat scan's L2
-    /// prefetch (48 tiles ahead), which the column kernel asks for where a chunk's rows are a
-    /// few strips of one contiguous band (tall matrices).
+    /// every link costs a look-back, so tiles are as big as two blocks' registers allow:
+    /// [`Self::COLUMN_BYTES_PER_THREAD`] of items (4-byte elements 64, 8-byte 32, 16-byte 16,
+    /// 32-byte 8), and 32 items of 1- and 2-byte ones (a register each). On an H100 at 2^28,
+    /// i32 at 64 items against 32 went from 0.48 to 0.60 of a copy on 2^24 x 16
+    /// (bench/results/h100-columns-session16.md), and the 8-byte affine struct at 32 items
+    /// against 64 (which spilled at the 2-block cap and ran at one block per SM) from
+    /// 0.68-0.96 to 0.87-0.99 on every shape (bench/results/h100-columns-flags-session17.md,
+    /// run 3). On sm_90, the flat scan's L2 prefetch (48 tiles ahead), which the column kernel
+    /// asks for where a chunk's rows are a few strips of one contiguous band (tall matrices).
     fn for_columns(sm: u32, elem_size: usize) -> TuningPolicy {
         let size = elem_size.max(1);
         let items = match size {
             1..=3 => 32,
-            4..=8 => 64,
-            _ => (Self::COLUMN_WIDE_BYTES_PER_THREAD / size).max(1) as u32,
+            _ => (Self::COLUMN_BYTES_PER_THREAD / size).max(1) as u32,
         };
         TuningPolicy {
             min_blocks_per_sm: 2,
@@ -515,8 +515,8 @@ impl TuningPolicy {
         }
     }
 
-    /// Bytes of items a column-scan thread holds for elements wider than 8 bytes.
-    pub const COLUMN_WIDE_BYTES_PER_THREAD: usize = 256;
+    /// Bytes of items a column-scan thread holds (elements of 4 bytes or more).
+    pub const COLUMN_BYTES_PER_THREAD: usize = 256;
 
     /// A second shape for inputs too small to give every multiprocessor a tile of the default
     /// shape, where the single-pass scan is latency-bound: smaller tiles let more blocks share
