@@ -216,6 +216,17 @@ struct Tally {
 }
 
 impl Tally {
+    /// Counts one case: a pass, or a failure printed with its name.
+    fn record(&mut self, name: String, result: Result<(), String>) {
+        match result {
+            Ok(()) => self.passed += 1,
+            Err(why) => {
+                println!("FAIL {name}: {why}");
+                self.failed.push(name);
+            }
+        }
+    }
+
     /// Prints the summary line and fails the test if any case failed.
     fn finish(self, label: &str) {
         println!(
@@ -289,14 +300,7 @@ fn matrix<Op: ScanOp>(
                                     kind,
                                     &mut rng,
                                 );
-                                let mut t = tally.lock().unwrap();
-                                match r {
-                                    Ok(()) => t.passed += 1,
-                                    Err(why) => {
-                                        println!("FAIL {name}: {why}");
-                                        t.failed.push(name);
-                                    }
-                                }
+                                tally.lock().unwrap().record(name, r);
                             }
                         }
                     });
@@ -342,10 +346,54 @@ fn segmented_scans_with_tiles_past_static_shared_memory() {
         .finish("segmented, dynamic shared memory");
 }
 
+/// One flags case: `n` random elements, about one segment start in 16 (so segments cross
+/// threads, warps and tiles) with flag bytes of every value (only 0 is "no start"), the flags
+/// `shift` bytes into their device buffer.
+fn flags_case<Op: ScanOp>(
+    scanner: &mut scan_runtime::Scanner<Op>,
+    stream: &std::sync::Arc<scan_runtime::cudarc::driver::CudaStream>,
+    (mode, reverse): (ScanMode, bool),
+    n: usize,
+    shift: usize,
+    rng: &mut Rng,
+) -> Result<(), String>
+where
+    Op::Elem: TestValue,
+{
+    let input = random_values::<Op::Elem>(rng, n);
+    let flags: Vec<u8> = (0..n)
+        .map(|_| match rng.below(16) {
+            0 => 1 + rng.below(255) as u8,
+            _ => 0,
+        })
+        .collect();
+    let mut starts: Vec<usize> = vec![0];
+    starts.extend((1..n).filter(|&p| flags[p] != 0));
+    let mut expected = input.clone();
+    reference::<Op>(
+        &input,
+        &ranges(&starts, n),
+        mode,
+        reverse,
+        None,
+        &mut expected,
+    );
+    let mut padded: Vec<u8> = (0..shift).map(|_| rng.below(256) as u8).collect();
+    padded.extend_from_slice(&flags);
+    let d_all = upload(stream, &padded);
+    let d_flags = d_all.slice(shift..shift + n);
+    let d_in = upload(stream, &input);
+    let mut d_out = upload(stream, &input);
+    let extras = ScanExtras::new().segments(DeviceSegments::flags(&d_flags));
+    scanner
+        .scan_device_with(stream, &d_in, &mut d_out, extras)
+        .map_err(|e| e.to_string())?;
+    first_mismatch(&expected, &download(stream, &d_out, &input))
+}
+
 /// Device flags at every byte offset from a 16-byte boundary: forward full tiles read 16-byte
 /// aligned flags straight from global memory as vectors and stage every other case (reverse,
-/// misaligned, the partial last tile) through shared memory; both paths against the reference,
-/// with flag bytes of every value (only 0 is "no start").
+/// misaligned, the partial last tile) through shared memory; both paths against the reference.
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn flags_from_device_buffers_at_every_alignment() {
@@ -366,54 +414,10 @@ fn flags_from_device_buffers_at_every_alignment() {
                 let tile = scanner.tile_items() as usize;
                 for n in [tile, 3 * tile + 5, 17 * tile] {
                     for shift in [0usize, 1, 2, 3, 4, 7, 8, 12, 15, 16] {
-                        let input = random_values::<Op::Elem>(&mut rng, n);
-                        // About one start in 16, so segments cross threads, warps and tiles.
-                        let flags: Vec<u8> = (0..n)
-                            .map(|_| {
-                                if rng.below(16) == 0 {
-                                    1 + rng.below(255) as u8
-                                } else {
-                                    0
-                                }
-                            })
-                            .collect();
-                        let mut starts: Vec<usize> = vec![0];
-                        starts.extend((1..n).filter(|&p| flags[p] != 0));
-                        let mut expected = input.clone();
-                        reference::<Op>(
-                            &input,
-                            &ranges(&starts, n),
-                            mode,
-                            reverse,
-                            None,
-                            &mut expected,
-                        );
-                        let mut padded: Vec<u8> =
-                            (0..shift).map(|_| rng.below(256) as u8).collect();
-                        padded.extend_from_slice(&flags);
-                        let d_all = upload(&stream, &padded);
-                        let d_flags = d_all.slice(shift..shift + n);
-                        let d_in = upload(&stream, &input);
-                        let mut d_out = upload(&stream, &input);
                         let name = format!("{label} reverse={reverse} {mode} n={n} shift={shift}");
-                        let r = scanner
-                            .scan_device_with(
-                                &stream,
-                                &d_in,
-                                &mut d_out,
-                                ScanExtras::new().segments(DeviceSegments::flags(&d_flags)),
-                            )
-                            .map_err(|e| e.to_string())
-                            .and_then(|()| {
-                                first_mismatch(&expected, &download(&stream, &d_out, &input))
-                            });
-                        match r {
-                            Ok(()) => tally.passed += 1,
-                            Err(why) => {
-                                println!("FAIL {name}: {why}");
-                                tally.failed.push(name);
-                            }
-                        }
+                        let r =
+                            flags_case(&mut scanner, &stream, (mode, reverse), n, shift, &mut rng);
+                        tally.record(name, r);
                     }
                 }
             }
