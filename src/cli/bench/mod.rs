@@ -84,10 +84,11 @@ pub struct BenchArgs {
     /// flags, offsets); all by default.
     #[arg(long, value_delimiter = ',')]
     pub cases: Vec<String>,
-    /// With --variants: also time the column scans under these launch shapes,
-    /// `THREADSxITEMSxBLOCKS` (blocks per SM the register cap allows), beside the default.
-    #[arg(long, value_delimiter = ',')]
-    pub column_shapes: Vec<String>,
+    /// With --variants: also time every case but the flat and reverse ones under these launch
+    /// shapes, `THREADSxITEMSxBLOCKS` (blocks per SM the register cap allows), beside the
+    /// default; the variant's default policy gives the other settings.
+    #[arg(long, value_delimiter = ',', alias = "column-shapes")]
+    pub shapes: Vec<String>,
     /// Instead of the --op x --type grid: the single-pass scan over element sizes 1 to 32 bytes
     /// (u8, u16, i32 and i64 sums, and struct ops of 8, 12, 16, 24 and 32 bytes) and input sizes
     /// (default 2^16 to 2^30 in steps of 4x), as one table of fractions of a copy.

@@ -45,14 +45,14 @@ pub fn run(
     let stream = gpu.new_stream()?;
     let n = 1u64 << log2n;
     let mut rows = Vec::new();
-    let column_shapes = args
-        .column_shapes
+    let shapes = args
+        .shapes
         .iter()
-        .map(|s| parse_shape(&gpu, s))
+        .map(|s| parse_shape(s))
         .collect::<Result<Vec<_>, _>>()?;
     let mut ctx = Bench {
         cases: args.cases.clone(),
-        column_shapes,
+        shapes,
         gpu: &gpu,
         stream: &stream,
         warmup: args.warmup,
@@ -68,7 +68,7 @@ pub fn run(
 
 struct Bench<'a> {
     cases: Vec<String>,
-    column_shapes: Vec<(String, TuningPolicy)>,
+    shapes: Vec<Shape>,
     gpu: &'a Gpu,
     stream: &'a Arc<CudaStream>,
     warmup: usize,
@@ -81,6 +81,37 @@ impl Bench<'_> {
     /// Whether --cases asks for this kind of case (every kind when it lists none).
     fn wants(&self, kind: &str) -> bool {
         self.cases.is_empty() || self.cases.iter().any(|c| c == kind)
+    }
+
+    /// The scanners to time a `segments` case with: its default launch shape (no label), then
+    /// every --shapes one (labelled ` [THREADSxITEMSxBLOCKS]`).
+    fn scanners<O: ScanOp>(
+        &self,
+        segments: Segments,
+    ) -> Result<Vec<(String, Scanner<O>)>, ScanError>
+    where
+        O::Elem: DeviceRepr,
+    {
+        let options = ScanOptions::default().segmented(segments);
+        let mut all = vec![(String::new(), self.gpu.scanner::<O>(options)?)];
+        for shape in &self.shapes {
+            let default = TuningPolicy::for_variant(
+                self.gpu.sm(),
+                scangen::Algorithm::SinglePass,
+                std::mem::size_of::<O::Elem>(),
+                std::mem::align_of::<O::Elem>(),
+                scan_codegen::ScanVariant::FLAT.segments(segments),
+            );
+            let policy = TuningPolicy {
+                block_threads: shape.threads,
+                items_per_thread: shape.items,
+                min_blocks_per_sm: shape.blocks,
+                ..default
+            };
+            let scanner = self.gpu.scanner::<O>(options.policy(policy))?;
+            all.push((format!(" [{}]", shape.label), scanner));
+        }
+        Ok(all)
     }
 
     fn types<O: ScanOp>(
@@ -119,39 +150,25 @@ impl Bench<'_> {
             push(name.into(), values, t);
         }
 
-        // Batched rows (cumsum(dim=-1)).
-        let mut by_rows = self
-            .gpu
-            .scanner::<O>(ScanOptions::default().segmented(Segments::Rows { strided: false }))?;
-        let row_cases = if self.wants("rows") {
-            row_shapes(n.trailing_zeros())
-        } else {
-            Vec::new()
-        };
-        for (r, c) in row_cases {
-            let t = self.time::<O>(&mut by_rows, &input, &mut output, values, || {
-                ScanExtras::new().segments(DeviceSegments::rows(r, c, c))
-            })?;
-            push(format!("rows {r} x {c}"), values, t);
-        }
-
-        // Batched columns (cumsum(dim=0)), the same shapes: the default launch shape, then any
-        // asked for with --column-shapes.
-        let columns = ScanOptions::default().segmented(Segments::Columns);
-        let mut shapes = vec![(String::new(), columns)];
-        for (label, policy) in &self.column_shapes {
-            shapes.push((format!(" [{label}]"), columns.policy(*policy)));
-        }
-        if !self.wants("columns") {
-            shapes.clear();
-        }
-        for (label, opts) in shapes {
-            let mut by_columns = self.gpu.scanner::<O>(opts)?;
-            for (r, c) in row_shapes(n.trailing_zeros()) {
-                let t = self.time::<O>(&mut by_columns, &input, &mut output, values, || {
-                    ScanExtras::new().segments(DeviceSegments::columns(r, c, c))
-                })?;
-                push(format!("columns {r} x {c}{label}"), values, t);
+        // Batched rows (cumsum(dim=-1)) and columns (cumsum(dim=0)) of the same shapes.
+        for (kind, segments) in [
+            ("rows", Segments::Rows { strided: false }),
+            ("columns", Segments::Columns),
+        ] {
+            if !self.wants(kind) {
+                continue;
+            }
+            for (label, mut scanner) in self.scanners::<O>(segments)? {
+                for (r, c) in row_shapes(n.trailing_zeros()) {
+                    let t = self.time::<O>(&mut scanner, &input, &mut output, values, || {
+                        let shape = match segments {
+                            Segments::Columns => DeviceSegments::columns(r, c, c),
+                            _ => DeviceSegments::rows(r, c, c),
+                        };
+                        ScanExtras::new().segments(shape)
+                    })?;
+                    push(format!("{kind} {r} x {c}{label}"), values, t);
+                }
             }
         }
         if !(self.wants("keys") || self.wants("flags") || self.wants("offsets")) {
@@ -178,35 +195,34 @@ impl Bench<'_> {
             .stream
             .clone_htod(&heads)
             .map_err(|e| driver("flags", e))?;
-        let mut by_key = self
-            .gpu
-            .scanner::<O>(ScanOptions::default().segmented(Segments::Keys(PrimType::I32)))?;
-        let bytes = values + 4 * n;
         if self.wants("keys") {
-            let t = self.time::<O>(&mut by_key, &input, &mut output, bytes, || {
-                ScanExtras::new().segments(DeviceSegments::keys(&d_keys))
-            })?;
-            push("by key (i32 keys, mean run 64)".into(), bytes, t);
+            let bytes = values + 4 * n;
+            for (label, mut scanner) in self.scanners::<O>(Segments::Keys(PrimType::I32))? {
+                let t = self.time::<O>(&mut scanner, &input, &mut output, bytes, || {
+                    ScanExtras::new().segments(DeviceSegments::keys(&d_keys))
+                })?;
+                push(format!("by key (i32 keys, mean run 64){label}"), bytes, t);
+            }
         }
-        let mut by_flags = self
-            .gpu
-            .scanner::<O>(ScanOptions::default().segmented(Segments::Flags))?;
-        let bytes = values + n;
         if self.wants("flags") {
-            let t = self.time::<O>(&mut by_flags, &input, &mut output, bytes, || {
-                ScanExtras::new().segments(DeviceSegments::flags(&d_flags))
-            })?;
-            push("by flags (u8, mean run 64)".into(), bytes, t);
+            let bytes = values + n;
+            for (label, mut scanner) in self.scanners::<O>(Segments::Flags)? {
+                let t = self.time::<O>(&mut scanner, &input, &mut output, bytes, || {
+                    ScanExtras::new().segments(DeviceSegments::flags(&d_flags))
+                })?;
+                push(format!("by flags (u8, mean run 64){label}"), bytes, t);
+            }
         }
         drop((d_keys, d_flags));
 
         // By offsets: 2^10 .. 2^24 segments of random lengths.
-        let mut by_offsets = self
-            .gpu
-            .scanner::<O>(ScanOptions::default().segmented(Segments::Offsets(OffsetWidth::U64)))?;
+        if !self.wants("offsets") {
+            return Ok(());
+        }
+        let mut by_offsets = self.scanners::<O>(Segments::Offsets(OffsetWidth::U64))?;
         for log_m in [10u32, 14, 18, 22, 24] {
             let m = 1u64 << log_m;
-            if m >= n || !self.wants("offsets") {
+            if m >= n {
                 continue;
             }
             let offsets = random_offsets(n, m);
@@ -215,10 +231,12 @@ impl Bench<'_> {
                 .clone_htod(&offsets)
                 .map_err(|e| driver("offsets", e))?;
             let bytes = values + 8 * offsets.len() as u64;
-            let t = self.time::<O>(&mut by_offsets, &input, &mut output, bytes, || {
-                ScanExtras::new().segments(DeviceSegments::offsets(&d_off))
-            })?;
-            push(format!("offsets, 2^{log_m} segments"), bytes, t);
+            for (label, scanner) in &mut by_offsets {
+                let t = self.time::<O>(scanner, &input, &mut output, bytes, || {
+                    ScanExtras::new().segments(DeviceSegments::offsets(&d_off))
+                })?;
+                push(format!("offsets, 2^{log_m} segments{label}"), bytes, t);
+            }
         }
         Ok(())
     }
@@ -272,33 +290,31 @@ impl Bench<'_> {
     }
 }
 
-/// `THREADSxITEMSxBLOCKS` (e.g. `256x32x2`): a launch shape for --column-shapes, with the
-/// column policy's other settings for `gpu`'s architecture.
-fn parse_shape(gpu: &Gpu, s: &str) -> Result<(String, TuningPolicy), String> {
+/// A launch shape asked for with --shapes.
+struct Shape {
+    label: String,
+    threads: u32,
+    items: u32,
+    blocks: u32,
+}
+
+/// `THREADSxITEMSxBLOCKS` (e.g. `256x32x2`: blocks per SM the register cap allows).
+fn parse_shape(s: &str) -> Result<Shape, String> {
+    let bad = || format!("--shapes: `{s}` is not THREADSxITEMSxBLOCKS");
     let parts: Vec<u32> = s
         .split('x')
         .map(|p| p.trim().parse::<u32>())
         .collect::<Result<_, _>>()
-        .map_err(|_| format!("--column-shapes: `{s}` is not THREADSxITEMSxBLOCKS"))?;
+        .map_err(|_| bad())?;
     let [threads, items, blocks] = parts[..] else {
-        return Err(format!(
-            "--column-shapes: `{s}` is not THREADSxITEMSxBLOCKS"
-        ));
+        return Err(bad());
     };
-    let default = TuningPolicy::for_variant(
-        gpu.sm(),
-        scangen::Algorithm::SinglePass,
-        4,
-        4,
-        scan_codegen::ScanVariant::FLAT.segments(Segments::Columns),
-    );
-    let policy = TuningPolicy {
-        min_blocks_per_sm: blocks,
-        block_threads: threads,
-        items_per_thread: items,
-        ..default
-    };
-    Ok((s.to_string(), policy))
+    Ok(Shape {
+        label: s.to_string(),
+        threads,
+        items,
+        blocks,
+    })
 }
 
 /// 1 where a run starts (runs of 1 to 2 * mean - 1 elements), else 0; element 0 starts one.
