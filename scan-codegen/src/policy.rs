@@ -18,7 +18,9 @@ pub struct TuningPolicy {
     pub min_blocks_per_sm: u32,
     /// Bytes each lane moves per global load or store of a full tile (1, 2, 4, 8 or 16): the
     /// tile's warp-striped accesses use vectors of `vector_bytes / element size` elements
-    /// where that divides evenly ([`TuningPolicy::vector_items`]); 1 element otherwise.
+    /// where that divides evenly ([`TuningPolicy::vector_items`]), and elements wider than 8
+    /// bytes move as several vectors of up to this size ([`TuningPolicy::element_vectors`]);
+    /// 1 element otherwise.
     pub vector_bytes: u32,
     /// Predecessor statuses a single-pass look-back reads at once (1 to 32, one per lane of
     /// the looking-back warp); the window slides back by this many tiles.
@@ -163,6 +165,23 @@ impl TuningPolicy {
         1
     }
 
+    /// Vectors per element for an element wider than 8 bytes that moves between global and
+    /// shared memory as vectors (tile.cu.tera, "wide elements"): each vector is the largest
+    /// power of two of at most `vector_bytes` (and 16) that divides the element, of at least 4
+    /// bytes. 0 where elements move whole, one per lane per access: elements of 8 bytes or less
+    /// (an 8-byte element already fills 256 bytes per warp instruction) and vectors under 4 bytes.
+    pub fn element_vectors(&self, elem_size: usize) -> u32 {
+        if elem_size <= 8 {
+            return 0;
+        }
+        let largest_dividing = 1u32 << elem_size.trailing_zeros().min(4);
+        let vector = largest_dividing.min(self.vector_bytes);
+        if vector < 4 {
+            return 0;
+        }
+        elem_size as u32 / vector
+    }
+
     /// The default policy for compute capability `sm` (e.g. 90) and an element of `elem_size` bytes.
     ///
     /// Per thread, the policy keeps a budget of element bytes in registers: enough independent
@@ -222,6 +241,7 @@ impl TuningPolicy {
         // sums), where scalar accesses moved only 32 or 64 bytes per warp instruction.
         let vector_bytes = match (sm, algorithm) {
             (90.., Algorithm::SinglePass) if size < 4 => 8,
+            (90.., Algorithm::SinglePass) if size > 8 => 16,
             (90.., Algorithm::SinglePass) => 4,
             _ => Self::MAX_VECTOR_BYTES,
         };
@@ -873,6 +893,29 @@ mod tests {
         assert_eq!(p(16, 64).vector_items(12), 1); // not a power of two
         assert_eq!(p(16, 64).vector_items(16), 1); // one element already fills it
         assert_eq!(p(16, 6).vector_items(4), 2); // 4 does not divide 6, 2 does
+    }
+
+    #[test]
+    fn wide_elements_move_as_the_widest_vectors_that_divide_them() {
+        let p = |vector_bytes| TuningPolicy {
+            vector_bytes,
+            ..TuningPolicy::new(128, 8)
+        };
+        assert_eq!(p(16).element_vectors(32), 2);
+        assert_eq!(p(16).element_vectors(24), 3); // 8-byte vectors: 16 does not divide 24
+        assert_eq!(p(16).element_vectors(12), 3); // 4-byte vectors
+        assert_eq!(p(16).element_vectors(16), 1); // one 16-byte vector
+        assert_eq!(p(16).element_vectors(64), 4);
+        assert_eq!(p(8).element_vectors(32), 4);
+        assert_eq!(p(4).element_vectors(32), 8);
+        assert_eq!(p(2).element_vectors(32), 0); // no vector of 4 bytes or more: whole elements
+        assert_eq!(p(16).element_vectors(8), 0); // 8 bytes and less: whole elements
+        assert_eq!(p(16).element_vectors(10), 0); // only a 2-byte vector divides it
+        // The sm_90 single-pass default asks for 16-byte vectors for wide elements.
+        let sm90 = |size| TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+        assert_eq!(sm90(32).element_vectors(32), 2);
+        assert_eq!(sm90(24).element_vectors(24), 3);
+        assert_eq!(sm90(4).element_vectors(4), 0);
     }
 
     fn err(p: TuningPolicy, size: usize) -> String {

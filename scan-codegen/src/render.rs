@@ -688,9 +688,16 @@ fn render_scan(
     );
     let vector_items = policy.vector_items(elem_size);
     ctx.insert("vector_items", &vector_items);
-    let vector_bytes = vector_items as usize * elem_size;
+    let element_vectors = policy.element_vectors(elem_size);
+    ctx.insert("element_vectors", &element_vectors);
+    let vector_bytes = if element_vectors > 0 {
+        elem_size / element_vectors as usize
+    } else {
+        vector_items as usize * elem_size
+    };
     ctx.insert("vector_bytes", &vector_bytes);
-    // The word a vector access moves (vector_items guarantees 4, 8 or 16 bytes when above 1).
+    // The word a vector access moves (vector_items and element_vectors guarantee 4, 8 or 16
+    // bytes when they apply).
     let vector_word = match vector_bytes {
         16 => "uint4",
         8 => "uint2",

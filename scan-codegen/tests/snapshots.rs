@@ -54,6 +54,37 @@ fn struct_op() {
     check(&op, op.element.c_name());
 }
 
+/// Elements wider than 8 bytes, which full tiles move as whole vectors (policy element_vectors):
+/// a 32-byte one (two 16-byte vectors, whole padded steps) and a 24-byte one (three 8-byte
+/// vectors, unpadded), single-pass, forward and reverse.
+#[test]
+fn wide_struct_ops() {
+    use scan_codegen::{generate_variant, ScanVariant};
+    for op in [common::mat2_f32(), common::mixed_24()] {
+        for variant in [ScanVariant::FLAT, ScanVariant::FLAT.reverse()] {
+            let policy = TuningPolicy::for_target(90, Algorithm::SinglePass, op.element.size());
+            let generated = generate_variant(
+                &op,
+                Algorithm::SinglePass,
+                ScanMode::Inclusive,
+                variant,
+                policy,
+            )
+            .expect("generates");
+            let name = snapshot_name(
+                &op.name,
+                op.element.c_name(),
+                Algorithm::SinglePass,
+                ScanMode::Inclusive,
+            );
+            insta::assert_snapshot!(
+                format!("{name}{}", variant.name_suffix()),
+                snapshot_source(&generated.source)
+            );
+        }
+    }
+}
+
 /// Every scan shape (reverse; flags, keys, offsets, rows, strided rows; each reversed), inclusive
 /// and exclusive, for an i32 sum and the non-commutative affine struct; hierarchical where the
 /// variant allows (reverse). Named `<op>__<type>__<algo>__<mode>__<variant>`.

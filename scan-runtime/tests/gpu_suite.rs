@@ -21,7 +21,9 @@ use scan_runtime::{
 use std::sync::Arc;
 
 mod common;
-use common::ops::{Affine, ByteAffine, Compose, ComposeBytes, LastOfRun, MatMul, Tally};
+use common::ops::{
+    Affine, ByteAffine, Compose, Compose64, ComposeBytes, ComposeCounted, LastOfRun, MatMul, Tally,
+};
 use common::segments::reference;
 use common::{first_mismatch, opts, walk_steps, Build, Rng, TestValue};
 use scan_core::half::{bf16, f16};
@@ -636,6 +638,21 @@ fn sanitizer_smoke() {
         BuiltinOp::Add,
         sanitizer_sizes,
     );
+    // Wide elements move as vectors in full tiles (policy element_vectors): 32 and 24 bytes.
+    run_sizes::<MatMul>(
+        &gpu,
+        &mut report,
+        "matmul Mat2",
+        BuiltinOp::Mul,
+        sanitizer_sizes,
+    );
+    run_sizes::<ComposeCounted>(
+        &gpu,
+        &mut report,
+        "compose_counted CountedAffine",
+        BuiltinOp::Mul,
+        sanitizer_sizes,
+    );
     report.finish("sanitizer_smoke");
 }
 
@@ -1116,6 +1133,50 @@ fn policy_variations_on_aligned_and_unaligned_buffers() {
     check::<Max<u8>>(&gpu, &mut report, "max u8", BuiltinOp::Max, &policies);
     check::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, &policies);
     check::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add, &policies);
+    // Elements wider than 8 bytes move as several vectors (policy element_vectors: 32 bytes as
+    // two 16-byte ones, or four 8-byte or eight 4-byte ones at vec8 and vec4; 24 bytes as three
+    // 8-byte ones; 12 as three 4-byte ones), and 16 bytes of 8-byte alignment as one 16-byte
+    // vector: single-pass, forward and reverse, in place and from unaligned buffers
+    // (check_policies, which lets a shape whose tile outgrows shared memory be refused).
+    let single_pass: Vec<TuningPolicy> = policies
+        .iter()
+        .map(
+            |&(threads, items, vector_bytes, look_back_window, l2_prefetch_tiles)| TuningPolicy {
+                vector_bytes,
+                look_back_window,
+                l2_prefetch_tiles,
+                ..TuningPolicy::new(threads, items)
+            },
+        )
+        .collect();
+    check_policies::<MatMul>(
+        &gpu,
+        &mut report,
+        "matmul Mat2",
+        BuiltinOp::Mul,
+        &single_pass,
+    );
+    check_policies::<ComposeCounted>(
+        &gpu,
+        &mut report,
+        "compose_counted CountedAffine",
+        BuiltinOp::Mul,
+        &single_pass,
+    );
+    check_policies::<LastOfRun>(
+        &gpu,
+        &mut report,
+        "last_of_run Tally",
+        BuiltinOp::Add,
+        &single_pass,
+    );
+    check_policies::<Compose64>(
+        &gpu,
+        &mut report,
+        "compose64 Affine64",
+        BuiltinOp::Mul,
+        &single_pass,
+    );
     report.finish("policy_variations_on_aligned_and_unaligned_buffers");
 }
 
@@ -1205,6 +1266,14 @@ fn check_policies<Op: ScanOp>(
 fn check_policies_every_element(report: &mut Report, policies: &[TuningPolicy]) {
     let gpu = gpu();
     check_policies::<MatMul>(&gpu, report, "matmul Mat2", BuiltinOp::Mul, policies);
+    check_policies::<ComposeCounted>(
+        &gpu,
+        report,
+        "compose_counted CountedAffine",
+        BuiltinOp::Mul,
+        policies,
+    );
+    check_policies::<Compose64>(&gpu, report, "compose64 Affine64", BuiltinOp::Mul, policies);
     check_policies::<LastOfRun>(&gpu, report, "last_of_run Tally", BuiltinOp::Add, policies);
     check_policies::<Compose>(&gpu, report, "compose Affine", BuiltinOp::Add, policies);
     check_policies::<Add<f64>>(&gpu, report, "add f64", BuiltinOp::Add, policies);

@@ -211,6 +211,130 @@ impl TestValue for Mat2 {
     }
 }
 
+/// The affine map x -> a*x + b on wrapping u64, with a count of the maps composed: a 24-byte
+/// element of 8-byte alignment, which the kernels move as three 8-byte vectors (no 16-byte one
+/// divides it; policy element_vectors).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CountedAffine {
+    pub a: u64,
+    pub b: u64,
+    pub count: u64,
+}
+
+// SAFETY: repr(C) struct of three u64, as declared; every bit pattern is valid.
+unsafe impl ScanElement for CountedAffine {
+    fn element_type() -> ElementType {
+        uniform_struct("CountedAffine", PrimType::U64, &["a", "b", "count"])
+    }
+}
+
+// SAFETY: plain old data, passed by value as its bytes.
+unsafe impl DeviceRepr for CountedAffine {}
+
+/// Composition in sequence order (`l` applied first, then `r`), counts added: associative, not
+/// commutative, exact.
+pub struct ComposeCounted;
+
+impl ScanOp for ComposeCounted {
+    type Elem = CountedAffine;
+    fn identity() -> CountedAffine {
+        CountedAffine {
+            a: 1,
+            b: 0,
+            count: 0,
+        }
+    }
+    fn combine(l: CountedAffine, r: CountedAffine) -> CountedAffine {
+        CountedAffine {
+            a: l.a.wrapping_mul(r.a),
+            b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
+            count: l.count.wrapping_add(r.count),
+        }
+    }
+    fn device_op() -> OpSpec {
+        OpSpec {
+            name: "compose_counted".into(),
+            element: CountedAffine::element_type(),
+            lhs: "l".into(),
+            rhs: "r".into(),
+            combine_body: "CountedAffine p; p.a = l.a * r.a; p.b = l.b * r.a + r.b; \
+                           p.count = l.count + r.count; return p;"
+                .into(),
+            identity_body: "CountedAffine p; p.a = 1ull; p.b = 0ull; p.count = 0ull; return p;"
+                .into(),
+        }
+    }
+}
+
+impl TestValue for CountedAffine {
+    const INTEGER: bool = true;
+    fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
+        CountedAffine {
+            a: rng.next() | 1,
+            b: rng.next(),
+            count: rng.next() % 1000,
+        }
+    }
+}
+
+/// The affine map x -> a*x + b on wrapping u64: a 16-byte element of 8-byte alignment, which
+/// the kernels move as one 16-byte vector when both buffers are 16-byte aligned (policy
+/// element_vectors), element by element otherwise.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Affine64 {
+    pub a: u64,
+    pub b: u64,
+}
+
+// SAFETY: repr(C) struct of two u64, as declared; every bit pattern is valid.
+unsafe impl ScanElement for Affine64 {
+    fn element_type() -> ElementType {
+        uniform_struct("Affine64", PrimType::U64, &["a", "b"])
+    }
+}
+
+// SAFETY: plain old data, passed by value as its bytes.
+unsafe impl DeviceRepr for Affine64 {}
+
+/// Composition in sequence order (`l` applied first, then `r`): associative, not commutative,
+/// exact.
+pub struct Compose64;
+
+impl ScanOp for Compose64 {
+    type Elem = Affine64;
+    fn identity() -> Affine64 {
+        Affine64 { a: 1, b: 0 }
+    }
+    fn combine(l: Affine64, r: Affine64) -> Affine64 {
+        Affine64 {
+            a: l.a.wrapping_mul(r.a),
+            b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
+        }
+    }
+    fn device_op() -> OpSpec {
+        OpSpec {
+            name: "compose64".into(),
+            element: Affine64::element_type(),
+            lhs: "l".into(),
+            rhs: "r".into(),
+            combine_body: "Affine64 p; p.a = l.a * r.a; p.b = l.b * r.a + r.b; return p;".into(),
+            identity_body: "Affine64 p; p.a = 1ull; p.b = 0ull; return p;".into(),
+        }
+    }
+}
+
+impl TestValue for Affine64 {
+    const INTEGER: bool = true;
+    fn random(rng: &mut Rng, _op: BuiltinOp) -> Self {
+        Affine64 {
+            a: rng.next() | 1,
+            b: rng.next(),
+        }
+    }
+}
+
 /// The affine map x -> a*x + b on bytes, wrapping: a 2-byte element, packed two to a register
 /// word by the kernels (layout::packs_items), so a byte out of place shows.
 #[repr(C)]
