@@ -911,6 +911,7 @@ mod tests {
         assert_eq!(p(2).element_vectors(32), 0); // no vector of 4 bytes or more: whole elements
         assert_eq!(p(16).element_vectors(8), 0); // 8 bytes and less: whole elements
         assert_eq!(p(16).element_vectors(10), 0); // only a 2-byte vector divides it
+
         // The sm_90 single-pass default asks for 16-byte vectors for wide elements.
         let sm90 = |size| TuningPolicy::for_target(90, Algorithm::SinglePass, size);
         assert_eq!(sm90(32).element_vectors(32), 2);
