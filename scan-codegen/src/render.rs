@@ -179,7 +179,7 @@ pub fn snapshot_name(
     )
 }
 
-const TEMPLATES: [(&str, &str); 13] = [
+const TEMPLATES: [(&str, &str); 14] = [
     ("rust_semantics.cu.tera", scan_core::RUST_SEMANTICS_CU),
     (
         "prelude.cu.tera",
@@ -198,6 +198,10 @@ const TEMPLATES: [(&str, &str); 13] = [
         include_str!("../templates/block_scan_blelloch.cu.tera"),
     ),
     ("tile.cu.tera", include_str!("../templates/tile.cu.tera")),
+    (
+        "tile_vectors.cu.tera",
+        include_str!("../templates/tile_vectors.cu.tera"),
+    ),
     ("fused.cu.tera", include_str!("../templates/fused.cu.tera")),
     (
         "segments.cu.tera",
