@@ -16,7 +16,7 @@ use scan_runtime::{
 use std::sync::Mutex;
 
 mod common;
-use common::ops::{Compose, ComposeBytes, LastOfRun, MatMul};
+use common::ops::{Compose, ComposeBytes, ComposeCounted, LastOfRun, MatMul};
 use common::segments::{ranges, reference, starts};
 use common::{download, first_mismatch, random_values, upload, Rng, TestValue};
 
@@ -500,6 +500,13 @@ fn reverse_scans_on_every_algorithm() {
     run::<Max<i64>>(&gpu, "max i64", &mut passed, &mut failed);
     run::<Compose>(&gpu, "compose Affine", &mut passed, &mut failed);
     run::<MatMul>(&gpu, "matmul Mat2", &mut passed, &mut failed);
+    // 24 bytes: three 8-byte vectors per element, reversed element by element.
+    run::<ComposeCounted>(
+        &gpu,
+        "compose_counted CountedAffine",
+        &mut passed,
+        &mut failed,
+    );
     // Sub-word elements: packed in registers, reversed within each word.
     run::<Add<u8>>(&gpu, "add u8", &mut passed, &mut failed);
     run::<Max<i16>>(&gpu, "max i16", &mut passed, &mut failed);
