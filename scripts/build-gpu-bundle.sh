@@ -5,6 +5,9 @@
 #   scripts/build-gpu-bundle.sh          # here: build .gpu/
 #   SCANGEN_BUNDLE_ONLY="variants graphs" scripts/build-gpu-bundle.sh   # only those tests
 #   .gpu/run-all.sh                      # there: run everything, print a summary
+#   SCANGEN_BUNDLE_BASE=HEAD~3 scripts/build-gpu-bundle.sh  # also the scangen CLI at that
+#                                        # revision, as .gpu/bin/base/scangen, to time beside
+#                                        # this build in the same device call
 #
 # The executables are self-contained: cudarc dlopens libcuda.so.1 and libnvrtc at run time.
 # run-all.sh finds NVRTC even when only libnvrtc.so.13 exists (cudarc built for CUDA 12 looks
@@ -134,6 +137,25 @@ for entry in "${GPU_BINARIES[@]}"; do
   done
 done
 
+# The scangen CLI at another revision (SCANGEN_BUNDLE_BASE), for A/B timings in one device call:
+# built in a detached worktree with its own target directory (a shared one would overwrite this
+# checkout's artifacts with the other revision's), then removed.
+if [ -n "${SCANGEN_BUNDLE_BASE:-}" ]; then
+  base_dir="$root/target/bundle-base"
+  base_tree="$base_dir/tree"
+  rev=$(git rev-parse --verify "$SCANGEN_BUNDLE_BASE^{commit}")
+  git worktree remove --force "$base_tree" 2>/dev/null || rm -rf "$base_tree"
+  git worktree prune
+  echo "building the base CLI at $rev (SCANGEN_BUNDLE_BASE=$SCANGEN_BUNDLE_BASE)" >&2
+  git worktree add --detach --quiet "$base_tree" "$rev"
+  (cd "$base_tree" && CARGO_TARGET_DIR="$base_dir/target" cargo build --release --quiet --bin scangen)
+  mkdir -p "$bundle/bin/base"
+  cp "$base_dir/target/release/scangen" "$bundle/bin/base/scangen"
+  shrink "$bundle/bin/base/scangen"
+  printf '%s\n' "$rev" >"$bundle/bin/base/REVISION"
+  git worktree remove --force "$base_tree"
+fi
+
 # The CUB baseline source (built there with nvcc, beside `scangen bench`), when shared/ is here.
 # Peers of `scangen bench --variants` (CUB by key, torch/cupy rows), compiled/run there.
 mkdir -p "$bundle/peers" && find "$root/bench/peers" -maxdepth 1 -type f -exec cp {} "$bundle/peers/" \;
@@ -153,7 +175,7 @@ cat >"$bundle/env.sh" <<'ENVSH'
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # Large executables came gzipped (build-gpu-bundle.sh's shrink). Unpacked first: the variables
 # below point at them (SCANGEN_BIN is set only where the CLI is there, executable).
-for gz in "$here"/bin/tests/*.gz "$here"/bin/tools/*.gz; do
+for gz in "$here"/bin/tests/*.gz "$here"/bin/tools/*.gz "$here"/bin/base/*.gz; do
   [ -e "$gz" ] && gunzip -f "$gz" && chmod +x "${gz%.gz}"
 done
 # --- Find NVRTC -------------------------------------------------------------------------------
@@ -236,6 +258,8 @@ export SCANGEN_REQUIRE_NVRTC=1
 # Tests that run the CLI (gpu_file_ops) find this bundle's scangen here, not at the build
 # machine's path cargo compiled into them.
 [ -x "$here/bin/tools/scangen" ] && export SCANGEN_BIN="$here/bin/tools/scangen"
+# The base revision's CLI (SCANGEN_BUNDLE_BASE), for timings beside this build.
+[ -x "$here/bin/base/scangen" ] && export SCANGEN_BASE_BIN="$here/bin/base/scangen"
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 ENVSH
