@@ -1056,31 +1056,41 @@ fn policy_variations_on_aligned_and_unaligned_buffers() {
     // (threads, items, vector bytes, look-back window, L2 prefetch tiles): 16-, 8- and 4-byte
     // words, scalar; windows of 1 lane, an odd width, half and the whole warp; L2 prefetch of
     // the next tile (its range rounded inward on unaligned buffers), 3 ahead, and none.
-    let policies = [
+    let policies: Vec<TuningPolicy> = [
         (128, 16, 16, 32, 1),
         (64, 8, 8, 7, 3),
         (128, 32, 4, 1, 0),
         (32, 4, 16, 16, 48),
-    ];
+    ]
+    .into_iter()
+    .map(
+        |(threads, items, vector_bytes, look_back_window, l2_prefetch_tiles)| TuningPolicy {
+            vector_bytes,
+            look_back_window,
+            l2_prefetch_tiles,
+            ..TuningPolicy::new(threads, items)
+        },
+    )
+    .collect();
     fn check<Op: ScanOp>(
         gpu: &Gpu,
         report: &mut Report,
         label: &str,
         op: BuiltinOp,
-        policies: &[(u32, u32, u32, u32, u32)],
+        policies: &[TuningPolicy],
     ) where
         Op::Elem: TestValue,
     {
         let stream = gpu.new_stream().expect("stream");
-        for (p, &(threads, items, vector_bytes, look_back_window, l2_prefetch_tiles)) in
-            policies.iter().enumerate()
-        {
-            let policy = TuningPolicy {
+        for (p, &policy) in policies.iter().enumerate() {
+            let TuningPolicy {
+                block_threads: threads,
+                items_per_thread: items,
                 vector_bytes,
                 look_back_window,
                 l2_prefetch_tiles,
-                ..TuningPolicy::new(threads, items)
-            };
+                ..
+            } = policy;
             // The window and the prefetch only matter to single-pass: the hierarchical scans take two shapes.
             for algorithm in Algorithm::ALL
                 .into_iter()
@@ -1133,50 +1143,9 @@ fn policy_variations_on_aligned_and_unaligned_buffers() {
     check::<Max<u8>>(&gpu, &mut report, "max u8", BuiltinOp::Max, &policies);
     check::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, &policies);
     check::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add, &policies);
-    // Elements wider than 8 bytes move as several vectors (policy element_vectors: 32 bytes as
-    // two 16-byte ones, or four 8-byte or eight 4-byte ones at vec8 and vec4; 24 bytes as three
-    // 8-byte ones; 12 as three 4-byte ones), and 16 bytes of 8-byte alignment as one 16-byte
-    // vector: single-pass, forward and reverse, in place and from unaligned buffers
-    // (check_policies, which lets a shape whose tile outgrows shared memory be refused).
-    let single_pass: Vec<TuningPolicy> = policies
-        .iter()
-        .map(
-            |&(threads, items, vector_bytes, look_back_window, l2_prefetch_tiles)| TuningPolicy {
-                vector_bytes,
-                look_back_window,
-                l2_prefetch_tiles,
-                ..TuningPolicy::new(threads, items)
-            },
-        )
-        .collect();
-    check_policies::<MatMul>(
-        &gpu,
-        &mut report,
-        "matmul Mat2",
-        BuiltinOp::Mul,
-        &single_pass,
-    );
-    check_policies::<ComposeCounted>(
-        &gpu,
-        &mut report,
-        "compose_counted CountedAffine",
-        BuiltinOp::Mul,
-        &single_pass,
-    );
-    check_policies::<LastOfRun>(
-        &gpu,
-        &mut report,
-        "last_of_run Tally",
-        BuiltinOp::Add,
-        &single_pass,
-    );
-    check_policies::<Compose64>(
-        &gpu,
-        &mut report,
-        "compose64 Affine64",
-        BuiltinOp::Mul,
-        &single_pass,
-    );
+    // Elements wider than 8 bytes under the same shapes, at every vector width: single-pass,
+    // forward and reverse, in place and from unaligned buffers.
+    check_policies_wide_elements(&gpu, &mut report, &policies);
     report.finish("policy_variations_on_aligned_and_unaligned_buffers");
 }
 
@@ -1263,18 +1232,26 @@ fn check_policies<Op: ScanOp>(
 
 /// [`check_policies`] for the element sizes and operators the tile-shape tests cover: 1 to 32
 /// bytes, non-commutative structs included.
-fn check_policies_every_element(report: &mut Report, policies: &[TuningPolicy]) {
-    let gpu = gpu();
-    check_policies::<MatMul>(&gpu, report, "matmul Mat2", BuiltinOp::Mul, policies);
+/// [`check_policies`] for the elements wider than 8 bytes, which full tiles move as several
+/// vectors (policy element_vectors: 32 bytes as two 16-byte ones, or four 8-byte or eight 4-byte
+/// ones at narrower vector widths; 24 bytes as three 8-byte ones; 12 as three 4-byte ones) or,
+/// at 16 bytes of 8-byte alignment, as one 16-byte vector.
+fn check_policies_wide_elements(gpu: &Gpu, report: &mut Report, policies: &[TuningPolicy]) {
+    check_policies::<MatMul>(gpu, report, "matmul Mat2", BuiltinOp::Mul, policies);
     check_policies::<ComposeCounted>(
-        &gpu,
+        gpu,
         report,
         "compose_counted CountedAffine",
         BuiltinOp::Mul,
         policies,
     );
-    check_policies::<Compose64>(&gpu, report, "compose64 Affine64", BuiltinOp::Mul, policies);
-    check_policies::<LastOfRun>(&gpu, report, "last_of_run Tally", BuiltinOp::Add, policies);
+    check_policies::<Compose64>(gpu, report, "compose64 Affine64", BuiltinOp::Mul, policies);
+    check_policies::<LastOfRun>(gpu, report, "last_of_run Tally", BuiltinOp::Add, policies);
+}
+
+fn check_policies_every_element(report: &mut Report, policies: &[TuningPolicy]) {
+    let gpu = gpu();
+    check_policies_wide_elements(&gpu, report, policies);
     check_policies::<Compose>(&gpu, report, "compose Affine", BuiltinOp::Add, policies);
     check_policies::<Add<f64>>(&gpu, report, "add f64", BuiltinOp::Add, policies);
     check_policies::<Add<i32>>(&gpu, report, "add i32", BuiltinOp::Add, policies);
