@@ -219,7 +219,18 @@ pub fn run(args: EmitArgs) -> CliResult {
     match &args.output {
         Some(path) => std::fs::write(path, &generated.source)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
-        None => print!("{}", generated.source),
+        None => {
+            use std::io::Write;
+            match std::io::stdout()
+                .lock()
+                .write_all(generated.source.as_bytes())
+            {
+                // The reader stopped early (`scangen emit ... | head`): nothing is lost that it
+                // asked for. `print!` panicked here.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => r.map_err(|e| format!("cannot write the source to stdout: {e}"))?,
+            }
+        }
     }
     Ok(())
 }
