@@ -58,6 +58,9 @@ pub struct TuneArgs {
     pub log2n: u32,
     #[arg(long, default_value_t = 15)]
     pub reps: usize,
+    /// Time the GPU's own work only, as `scangen bench --device-time` does.
+    #[arg(long)]
+    pub device_time: bool,
     /// Where to record the winners (JSON).
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -83,6 +86,9 @@ struct Trial {
 }
 
 pub fn run(args: TuneArgs) -> CliResult {
+    if args.device_time {
+        super::bench::hold::enable();
+    }
     let gpu = Gpu::new(0)?;
     unsafe { gpu.context().disable_event_tracking() };
     let stream = gpu.new_stream()?;

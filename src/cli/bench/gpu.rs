@@ -173,12 +173,14 @@ pub fn sample_buffer<T: Sample>(
         .map_err(|e| driver("copying bench input", e))
 }
 
-/// Milliseconds between CUDA events recorded around `work` on `stream`.
+/// Milliseconds between CUDA events recorded around `work` on `stream` (behind the
+/// `--device-time` hold when it is on: hold.rs).
 pub fn time(
     stream: &Arc<CudaStream>,
     work: impl FnOnce() -> Result<(), ScanError>,
 ) -> Result<f64, ScanError> {
     let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    super::hold::before_timed_work(stream)?;
     let start = stream
         .record_event(flags)
         .map_err(|e| driver("recording a timing event", e))?;

@@ -1,0 +1,73 @@
+//! `--device-time`: each timed launch waits in the stream behind a kernel that spins for a
+//! fixed time, so the host has enqueued the start event, the work and the end event before the
+//! GPU reaches them. The events then bracket the GPU's own time: without the hold they also
+//! count the host's enqueue cost, which at 2^20 elements and below is a large part of a
+//! launch (a device copy's enqueue alone is a few microseconds) and moves from call to call.
+
+use scangen::runtime::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use scangen::runtime::cudarc::nvrtc::Ptx;
+use scangen::runtime::ScanError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How long the hold spins: several times the host's cost of enqueueing an event, a scan and
+/// an event (a few microseconds each).
+const HOLD_NS: u64 = 60_000;
+
+/// One thread that spins on the global timer for `ns` nanoseconds. Plain PTX, JIT-compiled by
+/// the driver: no NVRTC needed.
+const HOLD_PTX: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry scangen_bench_hold(.param .u64 ns)
+{
+    .reg .u64 %start, %now, %elapsed, %limit;
+    .reg .pred %waiting;
+    ld.param.u64 %limit, [ns];
+    mov.u64 %start, %globaltimer;
+SPIN:
+    mov.u64 %now, %globaltimer;
+    sub.u64 %elapsed, %now, %start;
+    setp.lt.u64 %waiting, %elapsed, %limit;
+    @%waiting bra SPIN;
+    ret;
+}
+"#;
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static KERNEL: Mutex<Option<CudaFunction>> = Mutex::new(None);
+
+/// Turns the hold on for every timed launch of this process (`scangen bench --device-time`).
+pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Enqueues the hold on `stream` when it is on; nothing otherwise.
+pub fn before_timed_work(stream: &Arc<CudaStream>) -> Result<(), ScanError> {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let mut kernel = KERNEL.lock().unwrap_or_else(|e| e.into_inner());
+    if kernel.is_none() {
+        let module = stream
+            .context()
+            .load_module(Ptx::from_src(HOLD_PTX))
+            .map_err(|e| super::gpu::driver("loading the bench's hold kernel", e))?;
+        let function = module
+            .load_function("scangen_bench_hold")
+            .map_err(|e| super::gpu::driver("loading the bench's hold kernel", e))?;
+        *kernel = Some(function);
+    }
+    let function = kernel.as_ref().expect("loaded above");
+    let config = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (1, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut launch = stream.launch_builder(function);
+    launch.arg(&HOLD_NS);
+    unsafe { launch.launch(config) }
+        .map(|_| ())
+        .map_err(|e| super::gpu::driver("launching the bench's hold kernel", e))
+}
