@@ -67,6 +67,18 @@ pub struct FusedTile {
     pub l2_prefetch_tiles: u32,
 }
 
+/// The size class of an input, which picks among a scan's launch shapes
+/// ([`TuningPolicy::input_size`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputSize {
+    /// Too few default tiles for half the SMs: [`TuningPolicy::for_small_input`].
+    Small,
+    /// Up to one wave of default tiles: [`TuningPolicy::for_mid_input`].
+    Mid,
+    /// The default shape.
+    Large,
+}
+
 impl TuningPolicy {
     /// Largest `items_per_thread` accepted for elements of 4 bytes or more: the items live in
     /// registers, fully unrolled. Packed sub-word items ([`crate::layout::packs_items`]) may
@@ -495,6 +507,22 @@ impl TuningPolicy {
         }
     }
 
+    /// The mid-size shape of a scan of `element`s in shape `variant`
+    /// ([`Self::for_mid_input`]); `None` for segmented and fused scans, which are not tuned
+    /// for it.
+    pub fn for_mid_scan(
+        sm: u32,
+        algorithm: Algorithm,
+        element: &scan_core::ElementType,
+        variant: crate::ScanVariant,
+        transform: Option<&scan_core::TransformSpec>,
+    ) -> Option<TuningPolicy> {
+        if variant.segments.is_segmented() || transform.is_some() {
+            return None;
+        }
+        Self::for_mid_input(sm, algorithm, element.size())
+    }
+
     /// A fused single-pass block before sm_90 (no bulk L2 prefetch): 128 threads, five blocks
     /// per SM (96 registers: Kadane 0.835 of a copy against 0.781 at 6 blocks and 0.809 at 4
     /// on an H100), and the flat scan's 32 KiB tile with its bank padding as the exchange.
@@ -564,6 +592,82 @@ impl TuningPolicy {
         (policy.tile_items() < large.tile_items()
             && policy.validate(algorithm, size, size.min(8)).is_ok())
         .then_some(policy)
+    }
+
+    /// A third shape for inputs between the small and the default ones
+    /// ([`Self::input_size`]): the default tile, held by twice the threads with half the items
+    /// each. Such an input fills at most one wave of tiles, so each SM runs a block or a few
+    /// rather than many, and a tile's serial steps (its loads, its thread fold, the look-back
+    /// wait) are the scan's time: more threads per tile shorten each. `None` before sm_90, for
+    /// hierarchical scans, and for elements over 16 bytes (whose wider blocks lose occupancy:
+    /// the 32-byte matrix took 1.1x as long at 2^20 and 2^22) or of sizes that are not powers
+    /// of two.
+    ///
+    /// sm_90, on an H100 (bench/results/h100-mid-size-session19.md; `scangen bench
+    /// --element-sizes --device-time`, fraction of a copy, the build before it -> with it): i32
+    /// 0.51 -> 0.58 at 2^20 and 0.65 -> 0.69 at 2^22; the 8-byte affine struct 0.51 -> 0.59 at
+    /// 2^20 and 0.58 -> 0.69 at 2^21; u16 0.48 -> 0.56 at 2^21; u8 0.47 -> 0.52 at 2^22; f32x4
+    /// 0.45 -> 0.52 and f64x2 0.48 -> 0.53 at 2^18. `scangen tune` found this shape (256 x 32
+    /// for i32) the best or within noise of it among 128, 256 and 512 threads at 2^20 and 2^22.
+    pub fn for_mid_input(sm: u32, algorithm: Algorithm, elem_size: usize) -> Option<TuningPolicy> {
+        // Power-of-two sizes only: 12-byte elements (three 4-byte vectors each) took 1.03-1.05x
+        // as long at 2^19 and 2^20.
+        if sm < 90
+            || algorithm != Algorithm::SinglePass
+            || elem_size > 16
+            || !elem_size.is_power_of_two()
+        {
+            return None;
+        }
+        let size = elem_size.max(1);
+        let large = TuningPolicy::for_target(sm, algorithm, elem_size);
+        if large.items_per_thread < 2 || large.block_threads * 2 > 1024 {
+            return None;
+        }
+        let policy = TuningPolicy {
+            block_threads: large.block_threads * 2,
+            items_per_thread: large.items_per_thread / 2,
+            ..large
+        };
+        let fits = policy.validate(algorithm, size, size.min(8)).is_ok()
+            && layout::static_shared_bytes(&policy, algorithm, size, size.min(8))
+                <= Self::MAX_STATIC_SHARED_BYTES;
+        fits.then_some(policy)
+    }
+
+    /// Waves of the mid-size shape's blocks (its register cap's blocks on every SM) up to which
+    /// an input takes that shape ([`Self::input_size`]).
+    pub const MID_INPUT_WAVES: u64 = 1;
+
+    /// Which shape serves an input that the default shape cuts into `tiles` tiles, on a GPU of
+    /// `sm_count` multiprocessors where the mid-size shape fits `mid_blocks_per_sm` blocks (its
+    /// register cap as built; before it is built, the cap it asks for), given which of the
+    /// smaller shapes exist ([`Self::for_small_input`], [`Self::for_mid_input`]).
+    ///
+    /// Without a mid-size shape, inputs of fewer tiles than SMs take the small one. With it,
+    /// only those of fewer tiles than half the SMs do: from there to one wave of its blocks, the
+    /// default tile held by more threads did better than many small tiles (H100: i32 at 2^20,
+    /// 128 tiles of 8192, 7.2 us against 8.8 with 512 tiles of 2048; the 8-byte sum at 2^18,
+    /// 64 tiles, 7.0 us against the small tiles' 6.4). Past one wave it did worse (u16 at 2^23,
+    /// whose mid-size shape fits 3 blocks per SM where the default fits 5: 0.54 of a copy
+    /// against 0.63).
+    pub fn input_size(
+        tiles: u64,
+        sm_count: u32,
+        mid_blocks_per_sm: u32,
+        has_small: bool,
+        has_mid: bool,
+    ) -> InputSize {
+        let sms = u64::from(sm_count.max(1));
+        let small_below = if has_mid { sms.div_ceil(2) } else { sms };
+        let one_wave = sms * u64::from(mid_blocks_per_sm.max(1)) * Self::MID_INPUT_WAVES;
+        if has_small && tiles < small_below {
+            InputSize::Small
+        } else if has_mid && tiles <= one_wave {
+            InputSize::Mid
+        } else {
+            InputSize::Large
+        }
     }
 
     /// The next shape to try when ptxas had to spill registers to local memory to meet this
@@ -827,6 +931,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn mid_input_shapes_keep_the_default_tile_with_twice_the_threads() {
+        for size in [1usize, 2, 4, 8, 16] {
+            let large = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+            let mid = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, size)
+                .unwrap_or_else(|| panic!("{size}-byte elements have a mid-size shape"));
+            assert_eq!(mid.tile_items(), large.tile_items(), "{size} B");
+            assert_eq!(mid.block_threads, 2 * large.block_threads, "{size} B");
+            assert_eq!(mid.min_blocks_per_sm, large.min_blocks_per_sm, "{size} B");
+        }
+        let p = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 4).unwrap();
+        assert_eq!((p.block_threads, p.items_per_thread), (256, 32));
+        // Wider elements, sizes that are not powers of two, other algorithms and older GPUs
+        // have none.
+        assert!(TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 12).is_none());
+        assert!(TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 24).is_none());
+        assert!(TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 32).is_none());
+        assert!(TuningPolicy::for_mid_input(90, Algorithm::Blelloch, 4).is_none());
+        assert!(TuningPolicy::for_mid_input(80, Algorithm::SinglePass, 4).is_none());
+    }
+
+    #[test]
+    fn input_size_classes_follow_the_default_tiles() {
+        use InputSize::*;
+        let class = |tiles, small, mid| TuningPolicy::input_size(tiles, 132, 6, small, mid);
+        // With both extra shapes: small below half the SMs, mid-size up to one wave.
+        assert_eq!(class(1, true, true), Small);
+        assert_eq!(class(65, true, true), Small);
+        assert_eq!(class(66, true, true), Mid);
+        assert_eq!(class(132 * 6, true, true), Mid);
+        assert_eq!(class(132 * 6 + 1, true, true), Large);
+        // Without a mid-size shape the small one serves up to the SM count, as before.
+        assert_eq!(class(131, true, false), Small);
+        assert_eq!(class(132, true, false), Large);
+        // Without a small one, the mid-size shape serves from one tile.
+        assert_eq!(class(1, false, true), Mid);
+        assert_eq!(class(1, false, false), Large);
     }
 
     #[test]

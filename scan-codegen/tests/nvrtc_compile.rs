@@ -10,7 +10,7 @@ mod common;
 
 use cudarc::nvrtc::{result, sys};
 use scan_codegen::{
-    generate_fused, generate_variant, snapshot_name, Algorithm, GeneratedScan, ScanMode,
+    generate_fused, generate_variant, snapshot_name, Algorithm, GeneratedScan, InputSize, ScanMode,
     ScanVariant, TuningPolicy,
 };
 use scan_core::{BuiltinOp, OpSpec, TransformSpec};
@@ -33,6 +33,9 @@ struct Job {
     variant: ScanVariant,
     /// A fused lift/project (`generate_fused`).
     transform: Option<TransformSpec>,
+    /// With `policy` None: which of the runtime's input-size shapes (the default for large
+    /// inputs, `TuningPolicy::for_small_scan` or `for_mid_scan`).
+    input: InputSize,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -231,8 +234,32 @@ fn jobs() -> Vec<Job> {
                         policy: None,
                         variant: ScanVariant::FLAT,
                         transform: None,
+                        input: InputSize::Large,
                     });
                 }
+            }
+        }
+    }
+    // The runtime's small- and mid-size input shapes (sm_90 single-pass), held to the same
+    // rule as the defaults.
+    for (op, ty) in &ops {
+        for (input, label) in [(InputSize::Small, "small"), (InputSize::Mid, "mid")] {
+            let job = Job {
+                name: format!(
+                    "{}__{label}_input",
+                    snapshot_name(&op.name, ty, Algorithm::SinglePass, ScanMode::Inclusive)
+                ),
+                op: op.clone(),
+                algorithm: Algorithm::SinglePass,
+                mode: ScanMode::Inclusive,
+                sm: 90,
+                policy: None,
+                variant: ScanVariant::FLAT,
+                transform: None,
+                input,
+            };
+            if sized_policy(&job).is_some() {
+                jobs.push(job);
             }
         }
     }
@@ -272,6 +299,7 @@ fn jobs() -> Vec<Job> {
                         policy: Some(TuningPolicy::new(block_threads, items_per_thread)),
                         variant: ScanVariant::FLAT,
                         transform: None,
+                        input: InputSize::Large,
                     });
                 }
             }
@@ -304,6 +332,7 @@ fn jobs() -> Vec<Job> {
                     }),
                     variant,
                     transform: None,
+                    input: InputSize::Large,
                 });
             }
         }
@@ -345,6 +374,7 @@ fn jobs() -> Vec<Job> {
                     }),
                     variant: ScanVariant::FLAT,
                     transform: None,
+                    input: InputSize::Large,
                 });
             }
         }
@@ -388,6 +418,7 @@ fn jobs() -> Vec<Job> {
                             policy: None,
                             variant,
                             transform: None,
+                            input: InputSize::Large,
                         });
                     }
                 }
@@ -427,6 +458,7 @@ fn jobs() -> Vec<Job> {
                             policy: None,
                             variant,
                             transform: Some(transform.clone()),
+                            input: InputSize::Large,
                         });
                     }
                 }
@@ -454,6 +486,7 @@ fn jobs() -> Vec<Job> {
                     }),
                     variant,
                     transform: Some(transform.clone()),
+                    input: InputSize::Large,
                 });
             }
         }
@@ -465,15 +498,10 @@ fn jobs() -> Vec<Job> {
 /// or keeps a stack frame under it, as the runtime does (`TuningPolicy::relaxed_register_cap`: a looser cap, or a packed tile widened); the last attempt is
 /// the one checked.
 fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
-    let mut policy = job.policy.unwrap_or_else(|| {
-        TuningPolicy::for_scan(
-            job.sm,
-            job.algorithm,
-            &job.op.element,
-            job.variant,
-            job.transform.as_ref(),
-        )
-    });
+    let mut policy = match job.policy {
+        Some(policy) => policy,
+        None => sized_policy(job).ok_or("no such input-size shape")?,
+    };
     loop {
         let (fns, log) = compile_and_assemble(job, policy)?;
         // Any local memory, as the runtime reads it (the loaded function's local size): ptxas
@@ -487,6 +515,21 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
             Some(relaxed) if local_bytes > 0 && job.policy.is_none() => policy = relaxed,
             _ => return Ok((fns, log, policy)),
         }
+    }
+}
+
+/// The runtime's default policy for `job`'s input size (None: no such shape for it).
+fn sized_policy(job: &Job) -> Option<TuningPolicy> {
+    let (sm, algorithm, element) = (job.sm, job.algorithm, &job.op.element);
+    let (variant, transform) = (job.variant, job.transform.as_ref());
+    match job.input {
+        InputSize::Large => Some(TuningPolicy::for_scan(
+            sm, algorithm, element, variant, transform,
+        )),
+        InputSize::Small => {
+            TuningPolicy::for_small_scan(sm, algorithm, element, variant, transform)
+        }
+        InputSize::Mid => TuningPolicy::for_mid_scan(sm, algorithm, element, variant, transform),
     }
 }
 

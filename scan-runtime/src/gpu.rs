@@ -5,7 +5,7 @@ use crate::disk_cache::DiskCache;
 use crate::error::{alloc, driver, ScanError};
 use crate::launch_plan::Kernel;
 use crate::options::ScanOptions;
-use crate::scanner::engine::value_bytes;
+use crate::scanner::engine::{value_bytes, InputShapes};
 use crate::scanner::{ScanEngine, Scanner};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUresult};
 use cudarc::driver::{
@@ -242,17 +242,19 @@ impl Gpu {
             .supported_by(opts.algorithm)
             .map_err(|why| ScanError::Codegen(CodegenError::InvalidVariant(why)))?;
         let policy = opts.resolved_policy(self.inner.sm, &op.element, transform.as_ref());
-        // With the default tuning, small inputs get a small-tile kernel too, built on first use
-        // (tuned for unsegmented scans only; a fused scan's is a fused shape).
-        let small_policy = match opts.policy {
-            Some(_) => None,
-            None => TuningPolicy::for_small_scan(
-                self.inner.sm,
-                opts.algorithm,
-                &op.element,
-                opts.variant,
-                transform.as_ref(),
-            ),
+        // With the default tuning, small and mid-size inputs get kernels of their own shapes
+        // too, built on first use (tuned for unsegmented scans only; a fused scan's small shape
+        // is a fused shape).
+        let (small_policy, mid_policy) = match opts.policy {
+            Some(_) => (None, None),
+            None => {
+                let (sm, algorithm, variant) = (self.inner.sm, opts.algorithm, opts.variant);
+                let t = transform.as_ref();
+                (
+                    TuningPolicy::for_small_scan(sm, algorithm, &op.element, variant, t),
+                    TuningPolicy::for_mid_scan(sm, algorithm, &op.element, variant, t),
+                )
+            }
         };
         let key = ModuleKey {
             op,
@@ -262,12 +264,16 @@ impl Gpu {
             policy,
             transform,
         };
-        let small = small_policy.map(|policy| ModuleKey {
+        let with_policy = |policy| ModuleKey {
             policy,
             ..key.clone()
-        });
+        };
+        let shapes = InputShapes {
+            small: small_policy.map(with_policy),
+            mid: mid_policy.map(with_policy),
+        };
         let loaded = self.load(key)?;
-        Ok(ScanEngine::new(self.clone(), loaded, small, identity))
+        Ok(ScanEngine::new(self.clone(), loaded, shapes, identity))
     }
 
     /// Lets `function` launch with `bytes` of dynamic shared memory

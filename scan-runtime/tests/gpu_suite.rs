@@ -85,9 +85,10 @@ fn sizes(tile: u64) -> Vec<u64> {
         65537,
         1_000_003,
         (1 << 20) + 7,
-        // Inputs below (SMs x default tile) run the small-tile single-pass kernel
-        // (TuningPolicy::for_small_input); this one is over it on any GPU up to 160 SMs, so the
-        // default kernel's partial last tile is covered too.
+        // Single-pass inputs of fewer default tiles than half the SMs run the small-tile
+        // kernel, up to one wave of default tiles (SMs x its blocks per SM) the mid-size one
+        // (TuningPolicy::input_size): on any GPU of 160 SMs or fewer, this one is mid-size
+        // (past_one_wave_partial_last_tiles covers the default kernel's partial last tile).
         160 * tile + 7,
     ]
 }
@@ -150,7 +151,11 @@ fn build<Op: ScanOp>(gpu: &Gpu, opts: ScanOptions) -> Result<(), ScanError>
 where
     Op::Elem: DeviceRepr,
 {
-    gpu.scanner::<Op>(opts).map(drop)
+    let mut scanner = gpu.scanner::<Op>(opts)?;
+    // Also the small- and mid-size shapes (built on first use otherwise, one at a time as the
+    // runs reach them), so the runs after hit the module cache.
+    let stream = gpu.new_stream()?;
+    scanner.prepare(1 << 24, &stream)
 }
 
 fn run_builtin<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp)
@@ -557,6 +562,28 @@ fn more_than_2_pow_31_elements() {
     report.finish("more_than_2_pow_31_elements");
 }
 
+/// Past one wave of default tiles on any GPU of up to 160 SMs at 6 blocks each, with a
+/// partial last tile: the default single-pass kernel, not an input-size shape
+/// (TuningPolicy::input_size).
+fn past_one_wave_sizes(tile: u64) -> Vec<u64> {
+    vec![(160 * 6 + 1) * tile + 7]
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn past_one_wave_partial_last_tiles() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    let sizes = past_one_wave_sizes;
+    run_sizes::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, sizes);
+    run_sizes::<Max<i16>>(&gpu, &mut report, "max i16", BuiltinOp::Max, sizes);
+    run_sizes::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add, sizes);
+    run_sizes::<Min<f64>>(&gpu, &mut report, "min f64", BuiltinOp::Min, sizes);
+    run_sizes::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add, sizes);
+    run_sizes::<Compose64>(&gpu, &mut report, "compose64", BuiltinOp::Add, sizes);
+    report.finish("past_one_wave_partial_last_tiles");
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn non_commutative_struct_op_keeps_order() {
@@ -566,6 +593,8 @@ fn non_commutative_struct_op_keeps_order() {
     assert_ne!(Compose::combine(x, y), Compose::combine(y, x));
     let mut report = Report::default();
     run_builtin::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add);
+    // Sixteen bytes (moved as 16-byte vectors; it has a mid-size shape too).
+    run_builtin::<Compose64>(&gpu, &mut report, "compose64", BuiltinOp::Add);
     // Two bytes: packed two to a register word.
     let (p, q) = (ByteAffine { a: 3, b: 1 }, ByteAffine { a: 5, b: 7 });
     assert_ne!(ComposeBytes::combine(p, q), ComposeBytes::combine(q, p));
@@ -600,9 +629,10 @@ fn twelve_byte_struct_op_keeps_order() {
 
 /// Small and medium sizes for runs under compute-sanitizer (memcheck, racecheck, synccheck,
 /// initcheck), which slow kernels down a hundredfold: one and several tiles, partial last tiles,
-/// and a size that needs a two-level hierarchy.
+/// a size that needs a two-level hierarchy, and one the single-pass scan takes its mid-size
+/// shape for (over half the SMs in default tiles, on a GPU of up to 140 SMs).
 fn sanitizer_sizes(tile: u64) -> Vec<u64> {
-    vec![1, 33, tile + 1, 5 * tile + 7, 40 * tile + 3]
+    vec![1, 33, tile + 1, 5 * tile + 7, 40 * tile + 3, 70 * tile + 5]
 }
 
 #[test]

@@ -192,8 +192,8 @@ where
 }
 
 /// Sizes for the replay matrix, chosen per case so that together they cover one element, a
-/// warp and one more, a tile and one more or less, primes, several hundred tiles (the default
-/// kernel rather than the small-input one on an H100) and the hierarchy's second level.
+/// warp and one more, a tile and one more or less, primes, 40 default tiles (the small-input
+/// single-pass kernel on an H100), 200 (the mid-size one) and the hierarchy's second level.
 fn case_size(tile: u64, case: usize) -> usize {
     let sizes = [
         1,
@@ -206,6 +206,7 @@ fn case_size(tile: u64, case: usize) -> usize {
         31,
         32,
         40 * tile + 3,
+        200 * tile + 9,
     ];
     sizes[case % sizes.len()] as usize
 }
@@ -422,6 +423,63 @@ where
                 .map_err(|e| format!("direct scan of {n} after replay {replay}: {e}"))?;
             first_mismatch(&expected::<Op>(&input, mode), &got)
                 .map_err(|e| format!("direct scan of {n} after replay {replay}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// One `prepare` for a large input loads every kernel a smaller input takes: after it, scans
+/// of a small, a mid-size and a large input (three kernel shapes, `TuningPolicy::input_size`)
+/// are captured into one graph without a module load, and its replays are correct.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn one_prepare_serves_every_smaller_input_size() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    let mut rng = Rng::new("input sizes");
+    for mode in ScanMode::ALL {
+        let name = format!("add u32 single-pass {mode}");
+        report.record(&name, prepared_input_sizes(&gpu, mode, &mut rng));
+    }
+    report.finish("one_prepare_serves_every_smaller_input_size");
+}
+
+fn prepared_input_sizes(gpu: &Gpu, mode: ScanMode, rng: &mut Rng) -> Result<(), String> {
+    let options = opts(Algorithm::SinglePass, mode);
+    let stream = gpu.new_stream().map_err(|e| e.to_string())?;
+    let mut scanner = gpu
+        .scanner::<Add<u32>>(options)
+        .map_err(|e| e.to_string())?;
+    let tile = scanner.tile_items() as usize;
+    // In default tiles, on any GPU of up to 160 SMs at 6 blocks each: under half the SMs
+    // (small), over half of them (mid-size), past one wave (the default kernel).
+    let sizes = [3 * tile + 1, 100 * tile + 5, (160 * 6 + 1) * tile + 3];
+    scanner
+        .prepare(sizes[2] as u64, &stream)
+        .map_err(|e| format!("prepare: {e}"))?;
+    let mut buffers: Vec<Buffers<u32>> = sizes
+        .iter()
+        .map(|&n| Buffers::new(&stream, n, false))
+        .collect();
+    begin(&stream);
+    let scanned = sizes
+        .iter()
+        .zip(buffers.iter_mut())
+        .try_for_each(|(&n, b)| b.scan(&mut scanner, &stream, n));
+    let graph = end(&stream);
+    scanned.map_err(|e| format!("scan inside the capture: {e}"))?;
+    let graph = graph?;
+    for replay in 0..2 {
+        let inputs: Vec<Vec<u32>> = sizes.iter().map(|&n| random_input(rng, n)).collect();
+        for (b, input) in buffers.iter_mut().zip(&inputs) {
+            b.upload(&stream, input);
+        }
+        graph
+            .launch()
+            .map_err(|e| format!("replay {replay}: {e}"))?;
+        for ((b, input), &n) in buffers.iter().zip(&inputs).zip(&sizes) {
+            first_mismatch(&expected::<Add<u32>>(input, mode), &b.download(&stream, n))
+                .map_err(|e| format!("replay {replay}, n={n}: {e}"))?;
         }
     }
     Ok(())

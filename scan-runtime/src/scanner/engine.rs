@@ -13,7 +13,7 @@ use crate::segments::DeviceSegments;
 use crate::workspace::{Needs, Workspace};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
-use scan_codegen::{Algorithm, ScanMode, ScanVariant, Segments, TuningPolicy};
+use scan_codegen::{Algorithm, InputSize, ScanMode, ScanVariant, Segments, TuningPolicy};
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
@@ -22,9 +22,11 @@ pub(crate) struct ScanEngine {
     gpu: Gpu,
     loaded: Arc<LoadedScan>,
     tile: u64,
-    /// The small-tile variant for inputs that leave multiprocessors idle with `loaded`'s
-    /// tiles (`TuningPolicy::for_small_input`): its key until first used, then the module.
-    small: SmallVariant,
+    /// The variants for inputs too small for `loaded`'s tiles to fill the GPU
+    /// (`TuningPolicy::for_small_input`, `TuningPolicy::for_mid_input`, chosen by
+    /// `TuningPolicy::input_size`): each its key until first used, then its module.
+    small: SizedVariant,
+    mid: SizedVariant,
     workspace: Workspace,
     /// Bytes of one element (the level buffers hold elements).
     elem_bytes: usize,
@@ -33,10 +35,26 @@ pub(crate) struct ScanEngine {
     identity: Box<[MaybeUninit<u8>]>,
 }
 
-enum SmallVariant {
+/// The keys of a scan's extra input-size variants (`None`: no such shape for this scan).
+pub(crate) struct InputShapes {
+    pub(crate) small: Option<ModuleKey>,
+    pub(crate) mid: Option<ModuleKey>,
+}
+
+enum SizedVariant {
     None,
     NotLoaded(Box<ModuleKey>),
     Loaded(Arc<LoadedScan>, u64),
+}
+
+impl SizedVariant {
+    fn new(key: Option<ModuleKey>) -> SizedVariant {
+        key.map_or(SizedVariant::None, |k| SizedVariant::NotLoaded(Box::new(k)))
+    }
+
+    fn exists(&self) -> bool {
+        !matches!(self, SizedVariant::None)
+    }
 }
 
 /// The bytes of `value`, padding included, as the device is to see them.
@@ -60,7 +78,7 @@ impl ScanEngine {
     pub(crate) fn new(
         gpu: Gpu,
         loaded: Arc<LoadedScan>,
-        small: Option<ModuleKey>,
+        shapes: InputShapes,
         identity: Box<[MaybeUninit<u8>]>,
     ) -> ScanEngine {
         let tile = abi::tile_items(&loaded.generated);
@@ -70,7 +88,8 @@ impl ScanEngine {
             gpu,
             loaded,
             tile,
-            small: small.map_or(SmallVariant::None, |k| SmallVariant::NotLoaded(Box::new(k))),
+            small: SizedVariant::new(shapes.small),
+            mid: SizedVariant::new(shapes.mid),
             workspace: Workspace::new(),
             elem_bytes,
             identity,
@@ -139,9 +158,7 @@ impl ScanEngine {
         }
         let mut needs = Needs::default();
         let mut sizes = vec![n];
-        if let Some(largest_small) = self.largest_small_input() {
-            sizes.push(n.min(largest_small));
-        }
+        sizes.extend(self.largest_sized_inputs().into_iter().map(|m| n.min(m)));
         for m in sizes {
             let (loaded, tile) = self.variant_for(m, Capture::None)?;
             needs = needs.max(self.needs(&loaded, &launch_plan::plan(self.algorithm(), m, tile)?));
@@ -199,43 +216,91 @@ impl ScanEngine {
         }
     }
 
-    /// The kernel for an input of `n` elements and its tile: the small-tile variant when the
-    /// default tiles would not give every multiprocessor one (the scan is then latency-bound),
-    /// loaded on first use (not allowed inside a capture); else the default. Both share the
-    /// tile state: its layout does not depend on the tile size.
+    /// The kernel for an input of `n` elements and its tile: the small- or mid-size variant
+    /// when the default tiles would not fill the GPU (`TuningPolicy::input_size`; the scan is
+    /// then latency-bound), loaded on first use (not allowed inside a capture); else the
+    /// default. All share the tile state: its layout does not depend on the tile size.
     pub(crate) fn variant_for(
         &mut self,
         n: u64,
         capture: Capture,
     ) -> Result<(Arc<LoadedScan>, u64), ScanError> {
-        let small_input = n.div_ceil(self.tile) < u64::from(self.gpu.sm_count());
-        if small_input {
-            if let SmallVariant::NotLoaded(key) = &self.small {
-                if capture == Capture::Active {
-                    return Err(ScanError::NotPreparedForCapture {
-                        n,
-                        needs: "its small-input kernel loaded (a module load)".into(),
-                    });
-                }
-                let loaded = self.gpu.load((**key).clone())?;
-                let tile = abi::tile_items(&loaded.generated);
-                self.small = SmallVariant::Loaded(loaded, tile);
+        let class = self.input_size(n);
+        let sized = match class {
+            InputSize::Small => &mut self.small,
+            InputSize::Mid => &mut self.mid,
+            InputSize::Large => return Ok((self.loaded.clone(), self.tile)),
+        };
+        if let SizedVariant::NotLoaded(key) = sized {
+            if capture == Capture::Active {
+                return Err(ScanError::NotPreparedForCapture {
+                    n,
+                    needs: "its input-size kernel loaded (a module load)".into(),
+                });
             }
-            if let SmallVariant::Loaded(loaded, tile) = &self.small {
-                return Ok((loaded.clone(), *tile));
-            }
+            let loaded = self.gpu.load((**key).clone())?;
+            let tile = abi::tile_items(&loaded.generated);
+            *sized = SizedVariant::Loaded(loaded, tile);
         }
-        Ok((self.loaded.clone(), self.tile))
+        // Built, the mid-size shape may fit fewer blocks per SM than it asked for (a register
+        // cap loosened where ptxas spilled): inputs past one wave of those take the default.
+        if self.input_size(n) != class {
+            return Ok((self.loaded.clone(), self.tile));
+        }
+        let sized = match class {
+            InputSize::Small => &self.small,
+            _ => &self.mid,
+        };
+        match sized {
+            SizedVariant::Loaded(loaded, tile) => Ok((loaded.clone(), *tile)),
+            _ => Ok((self.loaded.clone(), self.tile)),
+        }
     }
 
-    /// The largest input the small-tile variant scans, if there is one.
-    pub(crate) fn largest_small_input(&self) -> Option<u64> {
-        let sms = u64::from(self.gpu.sm_count());
-        match self.small {
-            SmallVariant::None => None,
-            _ if sms < 2 => None,
-            _ => Some((sms - 1) * self.tile),
+    /// The size class of an input of `n` elements, by the default shape's tiles on this GPU.
+    fn input_size(&self, n: u64) -> InputSize {
+        TuningPolicy::input_size(
+            n.div_ceil(self.tile),
+            self.gpu.sm_count(),
+            self.mid_blocks_per_sm(),
+            self.small.exists(),
+            self.mid.exists(),
+        )
+    }
+
+    /// Blocks per SM of the mid-size shape: its register cap as built, or before it is built
+    /// the cap it asks for.
+    fn mid_blocks_per_sm(&self) -> u32 {
+        match &self.mid {
+            SizedVariant::Loaded(loaded, _) => loaded.generated.policy.min_blocks_per_sm,
+            SizedVariant::NotLoaded(key) => key.policy.min_blocks_per_sm,
+            SizedVariant::None => 1,
         }
+    }
+
+    /// The largest input each extra variant scans, as far as is known before it is built (so
+    /// `prepare` can load every variant an input up to its size may use).
+    pub(crate) fn largest_sized_inputs(&self) -> Vec<u64> {
+        // input_size is monotonic in the tile count: find each class's last tile count, below
+        // one wave of the mid-size shape's blocks and one more.
+        let past = u64::from(self.gpu.sm_count())
+            * u64::from(self.mid_blocks_per_sm().max(1))
+            * TuningPolicy::MID_INPUT_WAVES
+            + 1;
+        let classes = [(InputSize::Small, &self.small), (InputSize::Mid, &self.mid)];
+        let mut largest = Vec::new();
+        for (class, variant) in classes {
+            if !variant.exists() {
+                continue;
+            }
+            let last_tiles = (1..=past)
+                .rev()
+                .find(|&t| self.input_size(t * self.tile) == class);
+            if let Some(t) = last_tiles {
+                largest.push(t * self.tile);
+            }
+        }
+        largest
     }
 
     /// Scratch `plan` needs with `loaded`'s kernels.
