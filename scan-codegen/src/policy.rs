@@ -486,41 +486,34 @@ impl TuningPolicy {
             .then(|| Self::staged_tile(Self::FUSED_SM90_SMALL_TILE, input_sizes, output_size))
     }
 
-    /// The second shape for small inputs of a scan of `element`s in shape `variant`, fused
-    /// with `transform` when given ([`Self::for_small_transform`], [`Self::for_small_input`]);
-    /// `None` for segmented scans, which are not tuned for it.
-    pub fn for_small_scan(
+    /// The shape of a scan of `element`s in shape `variant` (fused with `transform` when
+    /// given) for inputs of size class `size` ([`Self::input_size`]): the default
+    /// ([`Self::for_scan`]) for large inputs, the small-input shape ([`Self::for_small_input`],
+    /// or [`Self::for_small_transform`] for a fused scan) or the mid-size one
+    /// ([`Self::for_mid_input`]) otherwise. `None` where that shape is not tuned: segmented
+    /// scans have neither, fused scans no mid-size one.
+    pub fn for_input_size(
+        size: InputSize,
         sm: u32,
         algorithm: Algorithm,
         element: &scan_core::ElementType,
         variant: crate::ScanVariant,
         transform: Option<&scan_core::TransformSpec>,
     ) -> Option<TuningPolicy> {
+        if size == InputSize::Large {
+            return Some(Self::for_scan(sm, algorithm, element, variant, transform));
+        }
         if variant.segments.is_segmented() {
             return None;
         }
-        match transform {
-            Some(t) => {
+        match (size, transform) {
+            (InputSize::Small, Some(t)) => {
                 Self::for_small_transform(sm, algorithm, variant, &t.input_sizes(), t.output.size())
             }
-            None => Self::for_small_input(sm, algorithm, element.size()),
+            (InputSize::Small, None) => Self::for_small_input(sm, algorithm, element.size()),
+            (_, None) => Self::for_mid_input(sm, algorithm, element.size()),
+            (_, Some(_)) => None,
         }
-    }
-
-    /// The mid-size shape of a scan of `element`s in shape `variant`
-    /// ([`Self::for_mid_input`]); `None` for segmented and fused scans, which are not tuned
-    /// for it.
-    pub fn for_mid_scan(
-        sm: u32,
-        algorithm: Algorithm,
-        element: &scan_core::ElementType,
-        variant: crate::ScanVariant,
-        transform: Option<&scan_core::TransformSpec>,
-    ) -> Option<TuningPolicy> {
-        if variant.segments.is_segmented() || transform.is_some() {
-            return None;
-        }
-        Self::for_mid_input(sm, algorithm, element.size())
     }
 
     /// A fused single-pass block before sm_90 (no bulk L2 prefetch): 128 threads, five blocks
@@ -952,6 +945,45 @@ mod tests {
         assert!(TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 32).is_none());
         assert!(TuningPolicy::for_mid_input(90, Algorithm::Blelloch, 4).is_none());
         assert!(TuningPolicy::for_mid_input(80, Algorithm::SinglePass, 4).is_none());
+    }
+
+    #[test]
+    fn each_input_size_class_has_its_shape_where_one_is_tuned() {
+        use crate::{ScanVariant, Segments};
+        let i32_elem = scan_core::ElementType::Prim(scan_core::PrimType::I32);
+        let shape = |size, variant, transform| {
+            TuningPolicy::for_input_size(
+                size,
+                90,
+                Algorithm::SinglePass,
+                &i32_elem,
+                variant,
+                transform,
+            )
+        };
+        let flat = ScanVariant::FLAT;
+        assert_eq!(
+            shape(InputSize::Large, flat, None),
+            Some(TuningPolicy::for_target(90, Algorithm::SinglePass, 4))
+        );
+        assert_eq!(
+            shape(InputSize::Small, flat.reverse(), None),
+            TuningPolicy::for_small_input(90, Algorithm::SinglePass, 4)
+        );
+        assert_eq!(
+            shape(InputSize::Mid, flat, None),
+            TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 4)
+        );
+        // Segmented scans: the default only.
+        let flags = flat.segments(Segments::Flags);
+        assert!(shape(InputSize::Large, flags, None).is_some());
+        assert!(shape(InputSize::Small, flags, None).is_none());
+        assert!(shape(InputSize::Mid, flags, None).is_none());
+        // Fused scans: a fused small shape, no mid-size one.
+        let lift = scan_core::TransformSpec::identity(&i32_elem);
+        let small_fused = shape(InputSize::Small, flat, Some(&lift)).expect("a fused small shape");
+        assert!(small_fused.stage_items);
+        assert!(shape(InputSize::Mid, flat, Some(&lift)).is_none());
     }
 
     #[test]

@@ -33,8 +33,8 @@ struct Job {
     variant: ScanVariant,
     /// A fused lift/project (`generate_fused`).
     transform: Option<TransformSpec>,
-    /// With `policy` None: which of the runtime's input-size shapes (the default for large
-    /// inputs, `TuningPolicy::for_small_scan` or `for_mid_scan`).
+    /// With `policy` None: which of the runtime's input-size shapes it takes
+    /// (`TuningPolicy::for_input_size`).
     input: InputSize,
 }
 
@@ -520,17 +520,14 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
 
 /// The runtime's default policy for `job`'s input size (None: no such shape for it).
 fn sized_policy(job: &Job) -> Option<TuningPolicy> {
-    let (sm, algorithm, element) = (job.sm, job.algorithm, &job.op.element);
-    let (variant, transform) = (job.variant, job.transform.as_ref());
-    match job.input {
-        InputSize::Large => Some(TuningPolicy::for_scan(
-            sm, algorithm, element, variant, transform,
-        )),
-        InputSize::Small => {
-            TuningPolicy::for_small_scan(sm, algorithm, element, variant, transform)
-        }
-        InputSize::Mid => TuningPolicy::for_mid_scan(sm, algorithm, element, variant, transform),
-    }
+    TuningPolicy::for_input_size(
+        job.input,
+        job.sm,
+        job.algorithm,
+        &job.op.element,
+        job.variant,
+        job.transform.as_ref(),
+    )
 }
 
 fn compile_and_assemble(

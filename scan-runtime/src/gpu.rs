@@ -12,7 +12,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits,
 };
 use scan_codegen::{
-    generate_fused, generate_variant, Algorithm, CodegenError, GeneratedScan, ScanMode,
+    generate_fused, generate_variant, Algorithm, CodegenError, GeneratedScan, InputSize, ScanMode,
     ScanVariant, TuningPolicy,
 };
 use scan_core::{OpSpec, ScanOp, TransformSpec};
@@ -245,17 +245,19 @@ impl Gpu {
         // With the default tuning, small and mid-size inputs get kernels of their own shapes
         // too, built on first use (tuned for unsegmented scans only; a fused scan's small shape
         // is a fused shape).
-        let (small_policy, mid_policy) = match opts.policy {
-            Some(_) => (None, None),
-            None => {
-                let (sm, algorithm, variant) = (self.inner.sm, opts.algorithm, opts.variant);
-                let t = transform.as_ref();
-                (
-                    TuningPolicy::for_small_scan(sm, algorithm, &op.element, variant, t),
-                    TuningPolicy::for_mid_scan(sm, algorithm, &op.element, variant, t),
-                )
-            }
+        let sized_policy = |size| match opts.policy {
+            Some(_) => None,
+            None => TuningPolicy::for_input_size(
+                size,
+                self.inner.sm,
+                opts.algorithm,
+                &op.element,
+                opts.variant,
+                transform.as_ref(),
+            ),
         };
+        let (small_policy, mid_policy) =
+            (sized_policy(InputSize::Small), sized_policy(InputSize::Mid));
         let key = ModuleKey {
             op,
             algorithm: opts.algorithm,

@@ -140,6 +140,65 @@ impl<T: DeviceRepr + TestValue + Default + Clone> Buffers<T> {
     }
 }
 
+/// Scans of several sizes by one scanner, captured into one graph after one `prepare` for the
+/// largest, each with its own buffers.
+struct CapturedScans<T> {
+    sizes: Vec<usize>,
+    buffers: Vec<Buffers<T>>,
+    graph: CudaGraph,
+}
+
+impl<T: DeviceRepr + TestValue + Default + Clone> CapturedScans<T> {
+    fn capture<Op: ScanOp<Elem = T>>(
+        scanner: &mut Scanner<Op>,
+        stream: &Arc<CudaStream>,
+        sizes: &[usize],
+    ) -> Result<CapturedScans<T>, String> {
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        scanner
+            .prepare(largest as u64, stream)
+            .map_err(|e| format!("prepare: {e}"))?;
+        let mut buffers: Vec<Buffers<T>> = sizes
+            .iter()
+            .map(|&n| Buffers::new(stream, n, false))
+            .collect();
+        begin(stream);
+        let scanned = sizes
+            .iter()
+            .zip(buffers.iter_mut())
+            .try_for_each(|(&n, b)| b.scan(scanner, stream, n));
+        let graph = end(stream);
+        scanned.map_err(|e| format!("scan inside the capture: {e}"))?;
+        Ok(CapturedScans {
+            sizes: sizes.to_vec(),
+            buffers,
+            graph: graph?,
+        })
+    }
+
+    /// Uploads new random inputs, replays the graph and checks every output.
+    fn replay_and_check<Op: ScanOp<Elem = T>>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        mode: ScanMode,
+        rng: &mut Rng,
+        replay: usize,
+    ) -> Result<(), String> {
+        let inputs: Vec<Vec<T>> = self.sizes.iter().map(|&n| random_input(rng, n)).collect();
+        for (b, input) in self.buffers.iter_mut().zip(&inputs) {
+            b.upload(stream, input);
+        }
+        self.graph
+            .launch()
+            .map_err(|e| format!("replay {replay}: {e}"))?;
+        for ((b, input), &n) in self.buffers.iter().zip(&inputs).zip(&self.sizes) {
+            first_mismatch(&expected::<Op>(input, mode), &b.download(stream, n))
+                .map_err(|e| format!("replay {replay}, n={n}: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
 /// Captures one scan of `n` elements (after `prepare`), then replays it `replays` times, each
 /// with new random input, and checks every result. Between replays, a direct launch of the
 /// same scanner on the same stream (every 97th replay) must not disturb the graph's.
@@ -384,35 +443,10 @@ where
         .enumerate()
         .map(|(i, &tiles)| (tiles * tile).saturating_sub(i % 3))
         .collect();
-    let largest = *sizes.iter().max().expect("sizes");
-    scanner
-        .prepare(largest as u64, &stream)
-        .map_err(|e| e.to_string())?;
-    let mut buffers: Vec<Buffers<Op::Elem>> = sizes
-        .iter()
-        .map(|&n| Buffers::new(&stream, n, false))
-        .collect();
-    begin(&stream);
-    let mut scanned = Ok(());
-    for (b, &n) in buffers.iter_mut().zip(&sizes) {
-        scanned = scanned.and_then(|()| b.scan(&mut scanner, &stream, n));
-    }
-    let graph = end(&stream);
-    scanned.map_err(|e| format!("scan inside the capture: {e}"))?;
-    let graph = graph?;
+    let mut captured = CapturedScans::capture(&mut scanner, &stream, &sizes)?;
     // Fewer replays than the matrix: each has seven launches, and the wrap comes every few.
     for replay in 0..replays().div_ceil(4) {
-        let inputs: Vec<Vec<Op::Elem>> = sizes.iter().map(|&n| random_input(rng, n)).collect();
-        for (b, input) in buffers.iter_mut().zip(&inputs) {
-            b.upload(&stream, input);
-        }
-        graph
-            .launch()
-            .map_err(|e| format!("replay {replay}: {e}"))?;
-        for ((b, input), &n) in buffers.iter().zip(&inputs).zip(&sizes) {
-            first_mismatch(&expected::<Op>(input, mode), &b.download(&stream, n))
-                .map_err(|e| format!("replay {replay}, n={n}: {e}"))?;
-        }
+        captured.replay_and_check::<Op>(&stream, mode, rng, replay)?;
         // Direct launches in between, of a size the graph does not use, shift the epoch
         // sequence against the graph's launches.
         if replay % 5 == 0 {
@@ -454,33 +488,9 @@ fn prepared_input_sizes(gpu: &Gpu, mode: ScanMode, rng: &mut Rng) -> Result<(), 
     // In default tiles, on any GPU of up to 160 SMs at 6 blocks each: under half the SMs
     // (small), over half of them (mid-size), past one wave (the default kernel).
     let sizes = [3 * tile + 1, 100 * tile + 5, (160 * 6 + 1) * tile + 3];
-    scanner
-        .prepare(sizes[2] as u64, &stream)
-        .map_err(|e| format!("prepare: {e}"))?;
-    let mut buffers: Vec<Buffers<u32>> = sizes
-        .iter()
-        .map(|&n| Buffers::new(&stream, n, false))
-        .collect();
-    begin(&stream);
-    let scanned = sizes
-        .iter()
-        .zip(buffers.iter_mut())
-        .try_for_each(|(&n, b)| b.scan(&mut scanner, &stream, n));
-    let graph = end(&stream);
-    scanned.map_err(|e| format!("scan inside the capture: {e}"))?;
-    let graph = graph?;
+    let mut captured = CapturedScans::capture(&mut scanner, &stream, &sizes)?;
     for replay in 0..2 {
-        let inputs: Vec<Vec<u32>> = sizes.iter().map(|&n| random_input(rng, n)).collect();
-        for (b, input) in buffers.iter_mut().zip(&inputs) {
-            b.upload(&stream, input);
-        }
-        graph
-            .launch()
-            .map_err(|e| format!("replay {replay}: {e}"))?;
-        for ((b, input), &n) in buffers.iter().zip(&inputs).zip(&sizes) {
-            first_mismatch(&expected::<Add<u32>>(input, mode), &b.download(&stream, n))
-                .map_err(|e| format!("replay {replay}, n={n}: {e}"))?;
-        }
+        captured.replay_and_check::<Add<u32>>(&stream, mode, rng, replay)?;
     }
     Ok(())
 }

@@ -72,7 +72,8 @@ pub struct BenchArgs {
     pub backend: BackendArg,
     /// Time the GPU's own work only: each timed scan and copy waits in the stream behind a
     /// short spinning kernel, so the host's enqueue cost falls outside the events (it counts by
-    /// default, as a caller that waits for each scan sees it).
+    /// default, as a caller that waits for each scan sees it). Not with --graph, which times
+    /// batches of back-to-back launches.
     #[arg(long)]
     pub device_time: bool,
     /// Instead of throughput: the latency of a scan launched directly against the same scan
