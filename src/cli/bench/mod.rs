@@ -117,6 +117,7 @@ pub struct BenchArgs {
 
 pub fn run(args: BenchArgs) -> CliResult {
     if args.device_time {
+        check_device_time(&args)?;
         hold::enable();
     }
     let algorithms: Vec<Algorithm> = args
@@ -259,6 +260,24 @@ impl Progress {
     }
 }
 
+/// `--device-time` holds the GPU stream before each timed launch: it means nothing for the
+/// runs that do not time single GPU launches, so it is refused there before anything runs.
+fn check_device_time(args: &BenchArgs) -> Result<(), String> {
+    let not_with = if args.backend == BackendArg::Cpu {
+        Some("--backend cpu (there is no GPU stream to hold)")
+    } else if args.graph {
+        Some("--graph (it times batches of back-to-back launches, where the host's cost is the point)")
+    } else if args.cold_start || args.first_scan {
+        Some("--cold-start (it times a whole process)")
+    } else {
+        None
+    };
+    match not_with {
+        Some(what) => Err(format!("--device-time does not apply to {what}")),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +293,26 @@ mod tests {
         assert_eq!(default.first(), Some(&1024));
         assert_eq!(default.last(), Some(&(1 << 30)));
         assert!(default.contains(&1_000_003));
+    }
+
+    #[test]
+    fn device_time_is_refused_where_it_means_nothing() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            bench: BenchArgs,
+        }
+        let check = |extra: &[&str]| {
+            let argv = ["bench", "--device-time"].iter().chain(extra);
+            check_device_time(&Cli::parse_from(argv).bench)
+        };
+        assert_eq!(check(&[]), Ok(()));
+        assert_eq!(check(&["--element-sizes"]), Ok(()));
+        assert_eq!(check(&["--variants"]), Ok(()));
+        for refused in [&["--backend", "cpu"][..], &["--graph"], &["--cold-start"]] {
+            let err = check(refused).expect_err("refused");
+            assert!(err.starts_with("--device-time does not apply to"), "{err}");
+        }
     }
 }
