@@ -4,7 +4,9 @@
 //! count the host's enqueue cost, which at 2^20 elements and below is a large part of a
 //! launch (a device copy's enqueue alone is a few microseconds) and moves from call to call.
 
-use scangen::runtime::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use scangen::runtime::cudarc::driver::{
+    CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+};
 use scangen::runtime::cudarc::nvrtc::Ptx;
 use scangen::runtime::ScanError;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,10 +55,10 @@ pub fn before_timed_work(stream: &Arc<CudaStream>) -> Result<(), ScanError> {
         let module = stream
             .context()
             .load_module(Ptx::from_src(HOLD_PTX))
-            .map_err(|e| super::gpu::driver("loading the bench's hold kernel", e))?;
+            .map_err(loading)?;
         let function = module
             .load_function("scangen_bench_hold")
-            .map_err(|e| super::gpu::driver("loading the bench's hold kernel", e))?;
+            .map_err(loading)?;
         *kernel = Some(function);
     }
     let function = kernel.as_ref().expect("loaded above");
@@ -67,7 +69,18 @@ pub fn before_timed_work(stream: &Arc<CudaStream>) -> Result<(), ScanError> {
     };
     let mut launch = stream.launch_builder(function);
     launch.arg(&HOLD_NS);
+    // SAFETY: the kernel takes one u64 by value (HOLD_PTX's signature) and touches no memory.
     unsafe { launch.launch(config) }
         .map(|_| ())
-        .map_err(|e| super::gpu::driver("launching the bench's hold kernel", e))
+        .map_err(|source| ScanError::Driver {
+            step: "launching the bench's hold kernel",
+            source,
+        })
+}
+
+fn loading(source: DriverError) -> ScanError {
+    ScanError::Driver {
+        step: "loading the bench's hold kernel",
+        source,
+    }
 }
