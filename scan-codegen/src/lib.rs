@@ -10,7 +10,7 @@ mod policy;
 mod render;
 mod variant;
 
-pub use policy::{FusedTile, InputSize, TuningPolicy};
+pub use policy::{FusedTile, InputSize, InputSizeLimits, TuningPolicy};
 pub use render::{
     generate, generate_fused, generate_variant, snapshot_name, snapshot_source, CodegenError,
     GeneratedScan, MAX_TRANSFORM_INPUTS,

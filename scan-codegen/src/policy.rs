@@ -79,6 +79,16 @@ pub enum InputSize {
     Large,
 }
 
+/// The largest inputs, in default tiles, that a scan's smaller shapes serve
+/// ([`TuningPolicy::input_size_limits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputSizeLimits {
+    /// Inputs of at most this many default tiles take the small-input shape.
+    pub small: Option<u64>,
+    /// Inputs above `small` and of at most this many default tiles take the mid-size shape.
+    pub mid: Option<u64>,
+}
+
 impl TuningPolicy {
     /// Largest `items_per_thread` accepted for elements of 4 bytes or more: the items live in
     /// registers, fully unrolled. Packed sub-word items ([`crate::layout::packs_items`]) may
@@ -612,7 +622,6 @@ impl TuningPolicy {
         {
             return None;
         }
-        let size = elem_size.max(1);
         let large = TuningPolicy::for_target(sm, algorithm, elem_size);
         if large.items_per_thread < 2 || large.block_threads * 2 > 1024 {
             return None;
@@ -622,8 +631,9 @@ impl TuningPolicy {
             items_per_thread: large.items_per_thread / 2,
             ..large
         };
-        let fits = policy.validate(algorithm, size, size.min(8)).is_ok()
-            && layout::static_shared_bytes(&policy, algorithm, size, size.min(8))
+        let align = elem_size.min(8);
+        let fits = policy.validate(algorithm, elem_size, align).is_ok()
+            && layout::static_shared_bytes(&policy, algorithm, elem_size, align)
                 <= Self::MAX_STATIC_SHARED_BYTES;
         fits.then_some(policy)
     }
@@ -651,16 +661,30 @@ impl TuningPolicy {
         has_small: bool,
         has_mid: bool,
     ) -> InputSize {
-        let sms = u64::from(sm_count.max(1));
-        let small_below = if has_mid { sms.div_ceil(2) } else { sms };
-        let one_wave = sms * u64::from(mid_blocks_per_sm.max(1)) * Self::MID_INPUT_WAVES;
-        if has_small && tiles < small_below {
+        let limits = Self::input_size_limits(sm_count, mid_blocks_per_sm, has_small, has_mid);
+        if limits.small.is_some_and(|last| tiles <= last) {
             InputSize::Small
-        } else if has_mid && tiles <= one_wave {
+        } else if limits.mid.is_some_and(|last| tiles <= last) {
             InputSize::Mid
         } else {
             InputSize::Large
         }
+    }
+
+    /// The largest default-tile counts the small and the mid-size shape serve under
+    /// [`Self::input_size`]'s rule (`None`: that shape serves no input).
+    pub fn input_size_limits(
+        sm_count: u32,
+        mid_blocks_per_sm: u32,
+        has_small: bool,
+        has_mid: bool,
+    ) -> InputSizeLimits {
+        let sms = u64::from(sm_count.max(1));
+        let small_below = if has_mid { sms.div_ceil(2) } else { sms };
+        let small = (has_small && small_below > 1).then_some(small_below - 1);
+        let one_wave = sms * u64::from(mid_blocks_per_sm.max(1)) * Self::MID_INPUT_WAVES;
+        let mid = (has_mid && one_wave > small.unwrap_or(0)).then_some(one_wave);
+        InputSizeLimits { small, mid }
     }
 
     /// The next shape to try when ptxas had to spill registers to local memory to meet this
@@ -1002,6 +1026,11 @@ mod tests {
         // Without a small one, the mid-size shape serves from one tile.
         assert_eq!(class(1, false, true), Mid);
         assert_eq!(class(1, false, false), Large);
+        // The limits are the last tile counts of each class.
+        let limits = TuningPolicy::input_size_limits(132, 6, true, true);
+        assert_eq!((limits.small, limits.mid), (Some(65), Some(132 * 6)));
+        let limits = TuningPolicy::input_size_limits(132, 6, true, false);
+        assert_eq!((limits.small, limits.mid), (Some(131), None));
     }
 
     #[test]

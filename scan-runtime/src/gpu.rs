@@ -245,19 +245,6 @@ impl Gpu {
         // With the default tuning, small and mid-size inputs get kernels of their own shapes
         // too, built on first use (tuned for unsegmented scans only; a fused scan's small shape
         // is a fused shape).
-        let sized_policy = |size| match opts.policy {
-            Some(_) => None,
-            None => TuningPolicy::for_input_size(
-                size,
-                self.inner.sm,
-                opts.algorithm,
-                &op.element,
-                opts.variant,
-                transform.as_ref(),
-            ),
-        };
-        let (small_policy, mid_policy) =
-            (sized_policy(InputSize::Small), sized_policy(InputSize::Mid));
         let key = ModuleKey {
             op,
             algorithm: opts.algorithm,
@@ -266,13 +253,24 @@ impl Gpu {
             policy,
             transform,
         };
-        let with_policy = |policy| ModuleKey {
-            policy,
-            ..key.clone()
+        let sized_key = |size| match opts.policy {
+            Some(_) => None,
+            None => TuningPolicy::for_input_size(
+                size,
+                self.inner.sm,
+                key.algorithm,
+                &key.op.element,
+                key.variant,
+                key.transform.as_ref(),
+            )
+            .map(|policy| ModuleKey {
+                policy,
+                ..key.clone()
+            }),
         };
         let shapes = InputShapes {
-            small: small_policy.map(with_policy),
-            mid: mid_policy.map(with_policy),
+            small: sized_key(InputSize::Small),
+            mid: sized_key(InputSize::Mid),
         };
         let loaded = self.load(key)?;
         Ok(ScanEngine::new(self.clone(), loaded, shapes, identity))

@@ -55,6 +55,23 @@ impl SizedVariant {
     fn exists(&self) -> bool {
         !matches!(self, SizedVariant::None)
     }
+
+    /// Loads the variant if it is not yet (not inside a capture: that is an error naming
+    /// `prepare`, for an input of `n` elements).
+    fn load(&mut self, gpu: &Gpu, n: u64, capture: Capture) -> Result<(), ScanError> {
+        if let SizedVariant::NotLoaded(key) = self {
+            if capture == Capture::Active {
+                return Err(ScanError::NotPreparedForCapture {
+                    n,
+                    needs: "its input-size kernel loaded (a module load)".into(),
+                });
+            }
+            let loaded = gpu.load((**key).clone())?;
+            let tile = abi::tile_items(&loaded.generated);
+            *self = SizedVariant::Loaded(loaded, tile);
+        }
+        Ok(())
+    }
 }
 
 /// The bytes of `value`, padding included, as the device is to see them.
@@ -231,25 +248,13 @@ impl ScanEngine {
             InputSize::Mid => &mut self.mid,
             InputSize::Large => return Ok((self.loaded.clone(), self.tile)),
         };
-        if let SizedVariant::NotLoaded(key) = sized {
-            if capture == Capture::Active {
-                return Err(ScanError::NotPreparedForCapture {
-                    n,
-                    needs: "its input-size kernel loaded (a module load)".into(),
-                });
-            }
-            let loaded = self.gpu.load((**key).clone())?;
-            let tile = abi::tile_items(&loaded.generated);
-            *sized = SizedVariant::Loaded(loaded, tile);
-        }
+        sized.load(&self.gpu, n, capture)?;
         // Built, the mid-size shape may fit fewer blocks per SM than it asked for (a register
         // cap loosened where ptxas spilled): inputs past one wave of those take the default.
-        if self.input_size(n) != class {
-            return Ok((self.loaded.clone(), self.tile));
-        }
-        let sized = match class {
+        let sized = match self.input_size(n) {
             InputSize::Small => &self.small,
-            _ => &self.mid,
+            InputSize::Mid => &self.mid,
+            InputSize::Large => return Ok((self.loaded.clone(), self.tile)),
         };
         match sized {
             SizedVariant::Loaded(loaded, tile) => Ok((loaded.clone(), *tile)),
@@ -281,26 +286,17 @@ impl ScanEngine {
     /// The largest input each extra variant scans, as far as is known before it is built (so
     /// `prepare` can load every variant an input up to its size may use).
     pub(crate) fn largest_sized_inputs(&self) -> Vec<u64> {
-        // input_size is monotonic in the tile count: find each class's last tile count, below
-        // one wave of the mid-size shape's blocks and one more.
-        let past = u64::from(self.gpu.sm_count())
-            * u64::from(self.mid_blocks_per_sm().max(1))
-            * TuningPolicy::MID_INPUT_WAVES
-            + 1;
-        let classes = [(InputSize::Small, &self.small), (InputSize::Mid, &self.mid)];
-        let mut largest = Vec::new();
-        for (class, variant) in classes {
-            if !variant.exists() {
-                continue;
-            }
-            let last_tiles = (1..=past)
-                .rev()
-                .find(|&t| self.input_size(t * self.tile) == class);
-            if let Some(t) = last_tiles {
-                largest.push(t * self.tile);
-            }
-        }
-        largest
+        let limits = TuningPolicy::input_size_limits(
+            self.gpu.sm_count(),
+            self.mid_blocks_per_sm(),
+            self.small.exists(),
+            self.mid.exists(),
+        );
+        [limits.small, limits.mid]
+            .into_iter()
+            .flatten()
+            .map(|tiles| tiles * self.tile)
+            .collect()
     }
 
     /// Scratch `plan` needs with `loaded`'s kernels.

@@ -8,7 +8,7 @@ mod element_sizes;
 mod file_op;
 pub(crate) mod gpu;
 mod graph;
-pub mod hold;
+pub(crate) mod hold;
 mod plot;
 pub(crate) mod report;
 pub(crate) mod sample;
