@@ -325,17 +325,17 @@ impl TuningPolicy {
         }
         let scanned = crate::layout::segmented_size(elem_size, elem_align);
         let mut policy = TuningPolicy::for_target(sm, algorithm, elem_size);
-        // One head bit per item in a 64-bit mask. Head rules that test a byte or a bit per item
-        // (flags, offsets' head bits, 1- and 2-byte keys) keep 32: at 64, ptxas gave their head
-        // loops 168 to 220 registers (2 to 3 blocks per SM), and 32 items measured flags
-        // 0.76-0.87 and offsets 0.63-0.87 of a copy against 0.62-0.83 and 0.56-0.83 at 64 (H100,
-        // 2^28, bench/results/h100-variants-session6-32-items.md).
+        // One head bit per item in a 64-bit mask. Head rules that test a byte per item (staged
+        // flags, 1- and 2-byte keys) keep 32: at 64, ptxas gave their head loops 168 to 220
+        // registers (2 to 3 blocks per SM), and 32 items measured flags 0.76-0.87 of a copy
+        // against 0.62-0.83 at 64 (H100, 2^28, bench/results/h100-variants-session6-32-items.md).
         //
-        // Forward flags are the exception since they are read as vectors straight into the head
-        // mask (segments.cu.tera, scan_flags_direct): no byte loop, so 64 items as for rows.
+        // Forward flags are read as vectors straight into the head mask (segments.cu.tera,
+        // scan_flags_direct), and offsets' head bits as whole words: no per-item loop, so 64
+        // items as for rows.
         let head_items = match variant.segments {
             crate::Segments::Flags if variant.direction == crate::Direction::Forward => 64,
-            crate::Segments::Flags | crate::Segments::Offsets(_) => 32,
+            crate::Segments::Flags => 32,
             crate::Segments::Keys(k) if k.size() <= 2 => 32,
             _ => 64,
         };

@@ -249,8 +249,22 @@ fn matrix<Op: ScanOp>(
 ) where
     Op::Elem: TestValue,
 {
+    matrix_of_rules::<Op>(gpu, label, &rules(), sizes_cut, policy, tally);
+}
+
+/// [`matrix`] over the given rules only.
+fn matrix_of_rules<Op: ScanOp>(
+    gpu: &Gpu,
+    label: &str,
+    rules: &[Segments],
+    sizes_cut: usize,
+    policy: Option<TuningPolicy>,
+    tally: &Mutex<Tally>,
+) where
+    Op::Elem: TestValue,
+{
     std::thread::scope(|scope| {
-        for rule in rules() {
+        for &rule in rules {
             for reverse in [false, true] {
                 for mode in ScanMode::ALL {
                     scope.spawn(move || {
@@ -344,6 +358,35 @@ fn segmented_scans_with_tiles_past_static_shared_memory() {
         .into_inner()
         .unwrap()
         .finish("segmented, dynamic shared memory");
+}
+
+/// Offsets mark a tile's heads in shared memory and each thread reads its run of them as whole
+/// words: runs of 64 and 32 items are word-aligned, other lengths start anywhere in a word and
+/// span up to three. Every run length class, both offset widths, every direction and mode.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn offsets_heads_for_every_run_length() {
+    let gpu = gpu();
+    let tally = Mutex::new(Tally::default());
+    let offsets = [
+        Segments::Offsets(OffsetWidth::U32),
+        Segments::Offsets(OffsetWidth::U64),
+    ];
+    for (threads, items) in [(128, 64), (64, 48), (128, 24), (96, 7), (32, 1)] {
+        let policy = TuningPolicy::new(threads, items);
+        let label = format!("add u32 {threads}x{items}");
+        matrix_of_rules::<Add<u32>>(&gpu, &label, &offsets, 0, Some(policy), &tally);
+    }
+    let policy = TuningPolicy::new(64, 48);
+    matrix_of_rules::<Compose>(
+        &gpu,
+        "compose Affine 64x48",
+        &offsets,
+        1,
+        Some(policy),
+        &tally,
+    );
+    tally.into_inner().unwrap().finish("offsets, run lengths");
 }
 
 /// One flags case: `n` random elements, about one segment start in 16 (so segments cross
