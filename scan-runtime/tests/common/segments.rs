@@ -10,7 +10,7 @@ pub fn starts(kind: usize, n: usize, tile: usize, rng: &mut Rng) -> Vec<usize> {
         return Vec::new();
     }
     let mut s = vec![0usize];
-    match kind % 5 {
+    match kind % 6 {
         0 => {}              // one segment
         1 => s.extend(1..n), // every element its own segment
         2 => {
@@ -30,6 +30,16 @@ pub fn starts(kind: usize, n: usize, tile: usize, rng: &mut Rng) -> Vec<usize> {
                 if p % 32 == 0 || p % tile == 0 || p % tile == 1 || p % tile == tile - 1 {
                     s.push(p);
                 }
+            }
+        }
+        5 => {
+            // skewed: the first tenth all one-element segments, then long ones (offsets' first
+            // guess at a tile's entry, from its share of n, misses)
+            s.extend(1..n / 10);
+            let mut p = (n / 10).max(1);
+            while p < n {
+                s.push(p);
+                p += 1 + rng.below(2 * tile as u64) as usize;
             }
         }
         _ => {
