@@ -495,6 +495,50 @@ fn prepared_input_sizes(gpu: &Gpu, mode: ScanMode, rng: &mut Rng) -> Result<(), 
     Ok(())
 }
 
+/// An empty scan launches nothing and needs nothing loaded: it captures without `prepare`, on a
+/// fresh scanner and on one whose earlier scans loaded only the large-input shape, and the
+/// captured graph then runs beside a real scan of the same scanner.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn empty_scans_capture_without_prepare() {
+    let gpu = gpu();
+    let stream = gpu.new_stream().expect("stream");
+    let mut rng = Rng::new("empty captures");
+    for algorithm in Algorithm::ALL {
+        for in_place in [false, true] {
+            let mut scanner = gpu
+                .scanner::<Add<u32>>(opts(algorithm, ScanMode::Inclusive))
+                .expect("scanner");
+            let mut empty = Buffers::<u32>::new(&stream, 0, in_place);
+            begin(&stream);
+            let result = empty.scan(&mut scanner, &stream, 0);
+            end(&stream).expect("an empty capture");
+            result.unwrap_or_else(|e| panic!("{algorithm}, fresh scanner: {e}"));
+            // A large scan outside the capture loads only the default shape.
+            let n = 1usize << 22;
+            let input = random_input::<u32>(&mut rng, n);
+            let mut big = Buffers::<u32>::new(&stream, n, false);
+            big.upload(&stream, &input);
+            big.scan(&mut scanner, &stream, n).expect("direct scan");
+            stream.synchronize().expect("sync");
+            begin(&stream);
+            let result = empty.scan(&mut scanner, &stream, 0);
+            let graph = end(&stream).expect("the capture");
+            result.unwrap_or_else(|e| panic!("{algorithm}, after a large scan: {e}"));
+            graph.launch().expect("replay");
+            first_mismatch(
+                &expected::<Add<u32>>(&input, ScanMode::Inclusive),
+                &big.download(&stream, n),
+            )
+            .unwrap_or_else(|e| panic!("{algorithm}: the large scan: {e}"));
+        }
+    }
+    println!(
+        "graphs (empty captures): {} cases passed",
+        2 * Algorithm::ALL.len()
+    );
+}
+
 /// What a capture gets instead of a broken capture: a typed error, with the capture still
 /// usable afterwards.
 #[test]

@@ -380,10 +380,12 @@ impl ScanEngine {
         n: u64,
         columns: Option<(u64, u64)>,
     ) -> Result<Option<ReadyLaunch>, ScanError> {
-        let (loaded, tile) = self.variant_for(n, capture)?;
+        // An empty scan launches nothing, so it needs no kernel: checked before a shape is
+        // picked, which would load one (and inside a capture refuse as not prepared).
         if n == 0 {
             return Ok(None);
         }
+        let (loaded, tile) = self.variant_for(n, capture)?;
         let (plan, columns) = match columns {
             Some((rows, cols)) => {
                 let policy = &loaded.generated.policy;
