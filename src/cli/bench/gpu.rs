@@ -96,9 +96,11 @@ where
     let mut output: CudaSlice<O::Elem> = unsafe { ctx.stream.alloc(max_n as usize) }
         .map_err(|e| driver("allocating bench output", e))?;
     for &algorithm in ctx.algorithms {
-        let mut scanner = ctx
-            .gpu
-            .scanner::<O>(ScanOptions::default().algorithm(algorithm).mode(ctx.mode))?;
+        let mut opts = ScanOptions::default().algorithm(algorithm).mode(ctx.mode);
+        if ctx.args.reverse {
+            opts = opts.reverse();
+        }
+        let mut scanner = ctx.gpu.scanner::<O>(opts)?;
         for &n in ctx.sizes {
             progress.step(&format!("{algorithm} {op} {ty} n={n}"));
             if n > max_n || n == 0 {
@@ -117,7 +119,11 @@ where
                 algorithm: algorithm.name().into(),
                 op: op.into(),
                 ty: ty.into(),
-                mode: ctx.mode.name().into(),
+                mode: if ctx.args.reverse {
+                    format!("{} reverse", ctx.mode.name())
+                } else {
+                    ctx.mode.name().into()
+                },
                 n,
                 elem_bytes: elem,
                 scan_ms,

@@ -55,6 +55,10 @@ pub struct BenchArgs {
     /// Exclusive instead of inclusive scans.
     #[arg(long)]
     pub exclusive: bool,
+    /// Suffix scans (last element to first) instead of prefix scans: the --op x --type grid and
+    /// --element-sizes on the GPU. (--variants times its own reverse cases.)
+    #[arg(long)]
+    pub reverse: bool,
     /// Timed repetitions per case (the median is reported).
     #[arg(long, default_value_t = 25)]
     pub reps: usize,
@@ -119,6 +123,9 @@ pub fn run(args: BenchArgs) -> CliResult {
     if args.device_time {
         check_device_time(&args)?;
         hold::enable();
+    }
+    if args.reverse {
+        check_reverse(&args)?;
     }
     let algorithms: Vec<Algorithm> = args
         .algo
@@ -278,6 +285,28 @@ fn check_device_time(args: &BenchArgs) -> Result<(), String> {
     }
 }
 
+/// `--reverse` reaches the GPU grid and `--element-sizes` only: it is refused where it would be
+/// silently ignored.
+fn check_reverse(args: &BenchArgs) -> Result<(), String> {
+    let not_with = if args.backend == BackendArg::Cpu {
+        Some("--backend cpu")
+    } else if args.variants {
+        Some("--variants (it times reverse scans as cases of their own: --cases reverse)")
+    } else if args.graph {
+        Some("--graph")
+    } else if args.cold_start || args.first_scan {
+        Some("--cold-start")
+    } else if args.file.is_some() {
+        Some("--file")
+    } else {
+        None
+    };
+    match not_with {
+        Some(what) => Err(format!("--reverse does not apply to {what}")),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +342,32 @@ mod tests {
         for refused in [&["--backend", "cpu"][..], &["--graph"], &["--cold-start"]] {
             let err = check(refused).expect_err("refused");
             assert!(err.starts_with("--device-time does not apply to"), "{err}");
+        }
+    }
+
+    #[test]
+    fn reverse_is_refused_where_it_would_be_ignored() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            bench: BenchArgs,
+        }
+        let check = |extra: &[&str]| {
+            let argv = ["bench", "--reverse"].iter().chain(extra);
+            check_reverse(&Cli::parse_from(argv).bench)
+        };
+        assert_eq!(check(&[]), Ok(()));
+        assert_eq!(check(&["--element-sizes"]), Ok(()));
+        for refused in [
+            &["--backend", "cpu"][..],
+            &["--variants"],
+            &["--graph"],
+            &["--cold-start"],
+            &["--file", "ops.rs"],
+        ] {
+            let err = check(refused).expect_err("refused");
+            assert!(err.starts_with("--reverse does not apply to"), "{err}");
         }
     }
 }
