@@ -543,7 +543,8 @@ fn reverse_scans_on_every_algorithm() {
     run::<Max<i64>>(&gpu, "max i64", &mut passed, &mut failed);
     run::<Compose>(&gpu, "compose Affine", &mut passed, &mut failed);
     run::<MatMul>(&gpu, "matmul Mat2", &mut passed, &mut failed);
-    // 24 bytes: three 8-byte vectors per element, reversed element by element.
+    // 12 and 24 bytes: three 4- or 8-byte vectors per element, reversed element by element.
+    run::<LastOfRun>(&gpu, "last_of_run Tally", &mut passed, &mut failed);
     run::<ComposeCounted>(
         &gpu,
         "compose_counted CountedAffine",
