@@ -324,18 +324,20 @@ mod tests {
         assert!(default.contains(&1_000_003));
     }
 
-    #[test]
-    fn device_time_is_refused_where_it_means_nothing() {
+    /// `scangen bench` arguments `flag` and `extra`, parsed.
+    fn bench_args(flag: &str, extra: &[&str]) -> BenchArgs {
         use clap::Parser;
         #[derive(Parser)]
         struct Cli {
             #[command(flatten)]
             bench: BenchArgs,
         }
-        let check = |extra: &[&str]| {
-            let argv = ["bench", "--device-time"].iter().chain(extra);
-            check_device_time(&Cli::parse_from(argv).bench)
-        };
+        Cli::parse_from(["bench", flag].iter().chain(extra)).bench
+    }
+
+    #[test]
+    fn device_time_is_refused_where_it_means_nothing() {
+        let check = |extra: &[&str]| check_device_time(&bench_args("--device-time", extra));
         assert_eq!(check(&[]), Ok(()));
         assert_eq!(check(&["--element-sizes"]), Ok(()));
         assert_eq!(check(&["--variants"]), Ok(()));
@@ -347,16 +349,7 @@ mod tests {
 
     #[test]
     fn reverse_is_refused_where_it_would_be_ignored() {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Cli {
-            #[command(flatten)]
-            bench: BenchArgs,
-        }
-        let check = |extra: &[&str]| {
-            let argv = ["bench", "--reverse"].iter().chain(extra);
-            check_reverse(&Cli::parse_from(argv).bench)
-        };
+        let check = |extra: &[&str]| check_reverse(&bench_args("--reverse", extra));
         assert_eq!(check(&[]), Ok(()));
         assert_eq!(check(&["--element-sizes"]), Ok(()));
         for refused in [
