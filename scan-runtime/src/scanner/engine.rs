@@ -25,8 +25,7 @@ pub(crate) struct ScanEngine {
     /// The variants for inputs too small for `loaded`'s tiles to fill the GPU
     /// (`TuningPolicy::for_small_input`, `TuningPolicy::for_mid_input`, chosen by
     /// `TuningPolicy::input_size`): each its key until first used, then its module.
-    small: SizedVariant,
-    mid: SizedVariant,
+    shapes: InputShapes<SizedVariant>,
     workspace: Workspace,
     /// Bytes of one element (the level buffers hold elements).
     elem_bytes: usize,
@@ -35,10 +34,22 @@ pub(crate) struct ScanEngine {
     identity: Box<[MaybeUninit<u8>]>,
 }
 
-/// The keys of a scan's extra input-size variants (`None`: no such shape for this scan).
-pub(crate) struct InputShapes {
-    pub(crate) small: Option<ModuleKey>,
-    pub(crate) mid: Option<ModuleKey>,
+/// One `T` per extra input-size shape of a scan: their keys (`None`: no such shape for this
+/// scan), then their variants.
+pub(crate) struct InputShapes<T> {
+    pub(crate) small: T,
+    pub(crate) mid: T,
+}
+
+impl<T> InputShapes<T> {
+    /// The shape of size class `class` (`None` for large inputs: the default).
+    fn get_mut(&mut self, class: InputSize) -> Option<&mut T> {
+        match class {
+            InputSize::Small => Some(&mut self.small),
+            InputSize::Mid => Some(&mut self.mid),
+            InputSize::Large => None,
+        }
+    }
 }
 
 enum SizedVariant {
@@ -95,7 +106,7 @@ impl ScanEngine {
     pub(crate) fn new(
         gpu: Gpu,
         loaded: Arc<LoadedScan>,
-        shapes: InputShapes,
+        shapes: InputShapes<Option<ModuleKey>>,
         identity: Box<[MaybeUninit<u8>]>,
     ) -> ScanEngine {
         let tile = abi::tile_items(&loaded.generated);
@@ -105,8 +116,10 @@ impl ScanEngine {
             gpu,
             loaded,
             tile,
-            small: SizedVariant::new(shapes.small),
-            mid: SizedVariant::new(shapes.mid),
+            shapes: InputShapes {
+                small: SizedVariant::new(shapes.small),
+                mid: SizedVariant::new(shapes.mid),
+            },
             workspace: Workspace::new(),
             elem_bytes,
             identity,
@@ -243,21 +256,14 @@ impl ScanEngine {
         capture: Capture,
     ) -> Result<(Arc<LoadedScan>, u64), ScanError> {
         let class = self.input_size(n);
-        let sized = match class {
-            InputSize::Small => &mut self.small,
-            InputSize::Mid => &mut self.mid,
-            InputSize::Large => return Ok((self.loaded.clone(), self.tile)),
-        };
-        sized.load(&self.gpu, n, capture)?;
+        if let Some(sized) = self.shapes.get_mut(class) {
+            sized.load(&self.gpu, n, capture)?;
+        }
         // Built, the mid-size shape may fit fewer blocks per SM than it asked for (a register
         // cap loosened where ptxas spilled): inputs past one wave of those take the default.
-        let sized = match self.input_size(n) {
-            InputSize::Small => &self.small,
-            InputSize::Mid => &self.mid,
-            InputSize::Large => return Ok((self.loaded.clone(), self.tile)),
-        };
-        match sized {
-            SizedVariant::Loaded(loaded, tile) => Ok((loaded.clone(), *tile)),
+        let class = self.input_size(n);
+        match self.shapes.get_mut(class) {
+            Some(SizedVariant::Loaded(loaded, tile)) => Ok((loaded.clone(), *tile)),
             _ => Ok((self.loaded.clone(), self.tile)),
         }
     }
@@ -268,15 +274,15 @@ impl ScanEngine {
             n.div_ceil(self.tile),
             self.gpu.sm_count(),
             self.mid_blocks_per_sm(),
-            self.small.exists(),
-            self.mid.exists(),
+            self.shapes.small.exists(),
+            self.shapes.mid.exists(),
         )
     }
 
     /// Blocks per SM of the mid-size shape: its register cap as built, or before it is built
     /// the cap it asks for.
     fn mid_blocks_per_sm(&self) -> u32 {
-        match &self.mid {
+        match &self.shapes.mid {
             SizedVariant::Loaded(loaded, _) => loaded.generated.policy.min_blocks_per_sm,
             SizedVariant::NotLoaded(key) => key.policy.min_blocks_per_sm,
             SizedVariant::None => 1,
@@ -289,8 +295,8 @@ impl ScanEngine {
         let limits = TuningPolicy::input_size_limits(
             self.gpu.sm_count(),
             self.mid_blocks_per_sm(),
-            self.small.exists(),
-            self.mid.exists(),
+            self.shapes.small.exists(),
+            self.shapes.mid.exists(),
         );
         [limits.small, limits.mid]
             .into_iter()

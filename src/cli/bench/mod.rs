@@ -279,10 +279,14 @@ fn check_device_time(args: &BenchArgs) -> Result<(), String> {
     } else {
         None
     };
-    match not_with {
-        Some(what) => Err(format!("--device-time does not apply to {what}")),
-        None => Ok(()),
-    }
+    refuse_with("--device-time", not_with)
+}
+
+/// `flag` refused where it meets `not_with` (a flag it does not apply to, and why).
+fn refuse_with(flag: &str, not_with: Option<&str>) -> Result<(), String> {
+    not_with.map_or(Ok(()), |what| {
+        Err(format!("{flag} does not apply to {what}"))
+    })
 }
 
 /// `--reverse` reaches the GPU grid and `--element-sizes` only: it is refused where it would be
@@ -301,10 +305,7 @@ fn check_reverse(args: &BenchArgs) -> Result<(), String> {
     } else {
         None
     };
-    match not_with {
-        Some(what) => Err(format!("--reverse does not apply to {what}")),
-        None => Ok(()),
-    }
+    refuse_with("--reverse", not_with)
 }
 
 #[cfg(test)]
