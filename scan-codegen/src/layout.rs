@@ -204,7 +204,8 @@ pub fn segmented_size(elem_size: usize, elem_align: usize) -> usize {
 }
 
 /// Shared memory a variant adds to [`static_shared_bytes`]: the bigger scanned element in the
-/// block scan's storage, and for offsets one head bit per tile element plus the first entry.
+/// block scan's storage, and for offsets one head bit per tile element, a probe entry per
+/// thread, a probe ballot per warp and the first entry.
 pub fn variant_shared_bytes(
     policy: &TuningPolicy,
     variant: crate::ScanVariant,
@@ -217,7 +218,10 @@ pub fn variant_shared_bytes(
     // Keys and flags are staged in shared memory, one padding element per 128 bytes.
     let staged = |size: u64| (tile + tile / (128 / size) + 1) * size + size;
     let heads = match variant.segments {
-        crate::Segments::Offsets(_) => tile.div_ceil(32) * 4 + 16,
+        crate::Segments::Offsets(width) => {
+            let threads = u64::from(policy.block_threads);
+            tile.div_ceil(32) * 4 + threads * width.prim().size() as u64 + threads / 32 * 4 + 16
+        }
         crate::Segments::Keys(k) => staged(k.size() as u64),
         crate::Segments::Flags => staged(1),
         _ => 0,

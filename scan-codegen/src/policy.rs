@@ -52,6 +52,10 @@ pub struct TuningPolicy {
     /// first costs one more combine, for its seed). Unsegmented scans; segmented and column
     /// scans fold one chain.
     pub thread_runs: u32,
+    /// Segmented by offsets only: entries each thread reads per round of marking a tile's
+    /// segment heads (scan-codegen/templates/segments.cu.tera, `SCAN_OFFSET_READS`), all issued
+    /// before any is looked at; a round covers `block_threads * offset_reads` entries.
+    pub offset_reads: u32,
 }
 
 /// The block a fused single-pass tile stages its arrays in ([`TuningPolicy::for_transform`]).
@@ -149,6 +153,7 @@ impl TuningPolicy {
             max_epoch: Self::MAX_EPOCH,
             stage_items: false,
             thread_runs: 1,
+            offset_reads: 2,
         }
     }
 
@@ -158,6 +163,9 @@ impl TuningPolicy {
     /// Largest `l2_prefetch_tiles` accepted: further ahead, L2 evicts a tile before its block
     /// loads it (BENCHMARKS.md: 384 tiles ahead already lost 0.16 of a copy on an H100).
     pub const MAX_L2_PREFETCH_TILES: u32 = 4096;
+
+    /// Largest `offset_reads`: each one holds an entry in registers beside the tile's items.
+    pub const MAX_OFFSET_READS: u32 = 16;
 
     /// Largest vector a lane moves per access: 16 bytes (`ld.global.v4.u32`).
     pub const MAX_VECTOR_BYTES: u32 = 16;
@@ -340,6 +348,17 @@ impl TuningPolicy {
             _ => 64,
         };
         policy.items_per_thread = policy.items_per_thread.min(head_items);
+        // Offsets: a round of marking reads (scan-codegen/templates/segments.cu.tera) covers the
+        // entries of a tile whose segments average 16 elements, plus two block-widths: the
+        // probes' bracket starts up to a stride (about a block-width at 2^24 entries) early, and
+        // random lengths spill past the mean. One round then marks most tiles; a second round is
+        // a dependent read. H100, 2^28 i32 in 2^24 random segments (128 x 64 tiles): 2 reads a
+        // thread 0.836 of a copy, 4: 0.897, 5: 0.903, 6: 0.918; the 8-byte affine op (128 x 32)
+        // 0.853 at 2 and 3, 0.861 at 4; fewer segments took no harm from more reads.
+        if let crate::Segments::Offsets(_) = variant.segments {
+            let dense = policy.tile_items() / (16 * policy.block_threads);
+            policy.offset_reads = (dense + 2).clamp(2, 6);
+        }
         if matches!(variant.segments, crate::Segments::Rows { strided: true }) {
             policy.l2_prefetch_tiles = 0;
         }
@@ -811,6 +830,13 @@ impl TuningPolicy {
                 self.thread_runs, self.items_per_thread
             ));
         }
+        if self.offset_reads == 0 || self.offset_reads > Self::MAX_OFFSET_READS {
+            return bad(format!(
+                "offset_reads = {} must be between 1 and {} (entries a thread holds in registers per round of marking segment heads)",
+                self.offset_reads,
+                Self::MAX_OFFSET_READS
+            ));
+        }
         if elem_size == 0 {
             return bad(
                 "the element has size 0; scan elements must occupy at least one byte".into(),
@@ -930,6 +956,33 @@ mod tests {
             TuningPolicy::for_transform(90, Algorithm::KoggeStone, 32, 8, flat, &[8], 8),
             TuningPolicy::for_target(90, Algorithm::KoggeStone, 32)
         );
+    }
+
+    #[test]
+    fn offsets_read_a_dense_tile_in_one_round() {
+        use crate::Segments;
+        let offsets = crate::ScanVariant::FLAT.segments(Segments::Offsets(crate::OffsetWidth::U64));
+        // 128 x 64 tiles of 4-byte elements: 512 entries at 16 elements a segment, + 2 rounds.
+        let i32s = TuningPolicy::for_variant(90, Algorithm::SinglePass, 4, 4, offsets);
+        assert_eq!((i32s.tile_items(), i32s.offset_reads), (128 * 64, 6));
+        // 8-byte elements take 32 items: 256 entries.
+        let pairs = TuningPolicy::for_variant(90, Algorithm::SinglePass, 8, 4, offsets);
+        assert_eq!((pairs.tile_items(), pairs.offset_reads), (128 * 32, 4));
+        // Other shapes keep the default (their kernels have no offsets).
+        let flags = crate::ScanVariant::FLAT.segments(Segments::Flags);
+        let flag_policy = TuningPolicy::for_variant(90, Algorithm::SinglePass, 4, 4, flags);
+        assert_eq!(flag_policy.offset_reads, 2);
+        for reads in [0, TuningPolicy::MAX_OFFSET_READS + 1] {
+            let bad = TuningPolicy {
+                offset_reads: reads,
+                ..i32s
+            };
+            assert!(
+                bad.validate(Algorithm::SinglePass, 4, 4).is_err(),
+                "{reads}"
+            );
+        }
+        assert!(i32s.validate(Algorithm::SinglePass, 4, 4).is_ok());
     }
 
     #[test]

@@ -629,6 +629,7 @@ fn render_scan(
     }
     if let Segments::Offsets(w) = variant.segments {
         ctx.insert("offset_type", w.prim().name());
+        ctx.insert("offset_reads", &policy.offset_reads);
     }
     ctx.insert(
         "layout_args",

@@ -106,6 +106,7 @@ impl Bench<'_> {
                 block_threads: shape.threads,
                 items_per_thread: shape.items,
                 min_blocks_per_sm: shape.blocks,
+                offset_reads: shape.offset_reads.unwrap_or(default.offset_reads),
                 ..default
             };
             let scanner = self.gpu.scanner::<O>(options.policy(policy))?;
@@ -296,24 +297,30 @@ struct Shape {
     threads: u32,
     items: u32,
     blocks: u32,
+    /// Offsets entries a thread reads per round of marking ([`TuningPolicy::offset_reads`]).
+    offset_reads: Option<u32>,
 }
 
-/// `THREADSxITEMSxBLOCKS` (e.g. `256x32x2`: blocks per SM the register cap allows).
+/// `THREADSxITEMSxBLOCKS` (e.g. `256x32x2`: blocks per SM the register cap allows), optionally
+/// `xREADS` (offsets entries a thread reads per round of marking heads).
 fn parse_shape(s: &str) -> Result<Shape, String> {
-    let bad = || format!("--shapes: `{s}` is not THREADSxITEMSxBLOCKS");
+    let bad = || format!("--shapes: `{s}` is not THREADSxITEMSxBLOCKS[xREADS]");
     let parts: Vec<u32> = s
         .split('x')
         .map(|p| p.trim().parse::<u32>())
         .collect::<Result<_, _>>()
         .map_err(|_| bad())?;
-    let [threads, items, blocks] = parts[..] else {
-        return Err(bad());
+    let (threads, items, blocks, offset_reads) = match parts[..] {
+        [t, i, b] => (t, i, b, None),
+        [t, i, b, r] => (t, i, b, Some(r)),
+        _ => return Err(bad()),
     };
     Ok(Shape {
         label: s.to_string(),
         threads,
         items,
         blocks,
+        offset_reads,
     })
 }
 
@@ -367,4 +374,23 @@ pub fn to_table(rows: &[VariantRow]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_shape;
+
+    #[test]
+    fn shapes_take_an_optional_offset_reads() {
+        let plain = parse_shape("128x64x5").unwrap();
+        assert_eq!((plain.threads, plain.items, plain.blocks), (128, 64, 5));
+        assert_eq!(plain.offset_reads, None);
+        let reads = parse_shape("256x32x2x4").unwrap();
+        assert_eq!((reads.threads, reads.items, reads.blocks), (256, 32, 2));
+        assert_eq!(reads.offset_reads, Some(4));
+        assert_eq!(reads.label, "256x32x2x4");
+        for bad in ["128x64", "128x64x5x4x1", "128xax5", ""] {
+            assert!(parse_shape(bad).is_err(), "{bad}");
+        }
+    }
 }
