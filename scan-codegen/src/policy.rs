@@ -56,6 +56,14 @@ pub struct TuningPolicy {
     /// segment heads (scan-codegen/templates/segments.cu.tera, `SCAN_OFFSET_READS`), all issued
     /// before any is looked at; a round covers `block_threads * offset_reads` entries.
     pub offset_reads: u32,
+    /// How a warp step of the block scan joins a lane's value with the one `d` lanes before it
+    /// (scan-codegen/templates/warp_scan.cu.tera): every lane combines and the first `d` keep
+    /// their own by a select (false), or only the lanes that need it combine, behind a branch
+    /// (true). The same work either way (SIMT); the form changes ptxas's register allocation.
+    /// The branch made it spill f32 rows and by-flags tiles at 5 blocks per SM (160 and 296
+    /// bytes; the runtime then runs 4), the select costs by-key f32 tiles (32 items, 6 blocks)
+    /// 0.04 of a copy (H100, BENCHMARKS.md session 21), so by-key scans keep the branch.
+    pub warp_scan_branches: bool,
 }
 
 /// The block a fused single-pass tile stages its arrays in ([`TuningPolicy::for_transform`]).
@@ -154,6 +162,7 @@ impl TuningPolicy {
             stage_items: false,
             thread_runs: 1,
             offset_reads: 2,
+            warp_scan_branches: false,
         }
     }
 
@@ -355,6 +364,9 @@ impl TuningPolicy {
         // a dependent read. H100, 2^28 i32 in 2^24 random segments (128 x 64 tiles): 2 reads a
         // thread 0.836 of a copy, 4: 0.897, 5: 0.903, 6: 0.918; the 8-byte affine op (128 x 32)
         // 0.853 at 2 and 3, 0.861 at 4; fewer segments took no harm from more reads.
+        if let crate::Segments::Keys(_) = variant.segments {
+            policy.warp_scan_branches = true;
+        }
         if let crate::Segments::Offsets(_) = variant.segments {
             let dense = policy.tile_items() / (16 * policy.block_threads);
             policy.offset_reads = (dense + 2).clamp(2, 6);
@@ -972,6 +984,12 @@ mod tests {
         let flags = crate::ScanVariant::FLAT.segments(Segments::Flags);
         let flag_policy = TuningPolicy::for_variant(90, Algorithm::SinglePass, 4, 4, flags);
         assert_eq!(flag_policy.offset_reads, 2);
+        // By-key tiles keep the branching warp step; the others select.
+        let keys = crate::ScanVariant::FLAT.segments(Segments::Keys(scan_core::PrimType::I32));
+        assert!(
+            TuningPolicy::for_variant(90, Algorithm::SinglePass, 4, 4, keys).warp_scan_branches
+        );
+        assert!(!flag_policy.warp_scan_branches && !i32s.warp_scan_branches);
         for reads in [0, TuningPolicy::MAX_OFFSET_READS + 1] {
             let bad = TuningPolicy {
                 offset_reads: reads,

@@ -653,6 +653,7 @@ fn render_scan(
     ctx.insert("tile_items", &policy.tile_items());
     ctx.insert("dynamic_shared_bytes", &dynamic_shared_bytes);
     ctx.insert("thread_runs", &policy.thread_runs);
+    ctx.insert("warp_scan_branches", &policy.warp_scan_branches);
     ctx.insert("warps", &(policy.block_threads / 32));
     ctx.insert("words", &layout::elem_words(scanned_size));
 
