@@ -207,9 +207,15 @@ impl TuningPolicy {
     /// Vectors per element for an element wider than 8 bytes that moves between global and
     /// shared memory as vectors (tile.cu.tera, "wide elements"): each vector is the largest
     /// power of two of at most `vector_bytes` (and 16) that divides the element, of at least 4
-    /// bytes. 0 where elements move whole, one per lane per access: elements of 8 bytes or less
-    /// (an 8-byte element already fills 256 bytes per warp instruction) and vectors under 4 bytes.
-    pub fn element_vectors(&self, elem_size: usize) -> u32 {
+    /// bytes. An 8-byte element aligned to less than 8 (a struct of two 4-byte fields) moves as
+    /// one 8-byte vector: copied as a struct it moves as two 4-byte accesses, each touching the
+    /// warp's 256 bytes for half of them. 0 where elements move whole, one per lane per access:
+    /// other elements of 8 bytes or less (an 8-byte element already fills 256 bytes per warp
+    /// instruction) and vectors under 4 bytes.
+    pub fn element_vectors(&self, elem_size: usize, elem_align: usize) -> u32 {
+        if elem_size == 8 && elem_align < 8 && self.vector_bytes >= 8 {
+            return 1;
+        }
         if elem_size <= 8 {
             return 0;
         }
@@ -277,10 +283,12 @@ impl TuningPolicy {
         // bytes at 16-byte vectors, 48 at 8, none at 4), which would cost the kernel a block
         // per SM. So 4-byte and wider elements keep one element per access there, and 1- and
         // 2-byte elements move 8-byte words (8 or 4 elements per instruction, no spill for
-        // sums), where scalar accesses moved only 32 or 64 bytes per warp instruction.
+        // sums), where scalar accesses moved only 32 or 64 bytes per warp instruction. 8-byte
+        // elements may take 8-byte vectors (only those aligned to 4 use them:
+        // `element_vectors`).
         let vector_bytes = match (sm, algorithm) {
             (90.., Algorithm::SinglePass) if size < 4 => 8,
-            (90.., Algorithm::SinglePass) if size > 8 => 16,
+            (90.., Algorithm::SinglePass) if size >= 8 => 16,
             (90.., Algorithm::SinglePass) => 4,
             _ => Self::MAX_VECTOR_BYTES,
         };
@@ -1176,22 +1184,25 @@ mod tests {
             vector_bytes,
             ..TuningPolicy::new(128, 8)
         };
-        assert_eq!(p(16).element_vectors(32), 2);
-        assert_eq!(p(16).element_vectors(24), 3); // 8-byte vectors: 16 does not divide 24
-        assert_eq!(p(16).element_vectors(12), 3); // 4-byte vectors
-        assert_eq!(p(16).element_vectors(16), 1); // one 16-byte vector
-        assert_eq!(p(16).element_vectors(64), 4);
-        assert_eq!(p(8).element_vectors(32), 4);
-        assert_eq!(p(4).element_vectors(32), 8);
-        assert_eq!(p(2).element_vectors(32), 0); // no vector of 4 bytes or more: whole elements
-        assert_eq!(p(16).element_vectors(8), 0); // 8 bytes and less: whole elements
-        assert_eq!(p(16).element_vectors(10), 0); // only a 2-byte vector divides it
+        assert_eq!(p(16).element_vectors(32, 8), 2);
+        assert_eq!(p(16).element_vectors(24, 8), 3); // 8-byte vectors: 16 does not divide 24
+        assert_eq!(p(16).element_vectors(12, 4), 3); // 4-byte vectors
+        assert_eq!(p(16).element_vectors(16, 8), 1); // one 16-byte vector
+        assert_eq!(p(16).element_vectors(64, 8), 4);
+        assert_eq!(p(8).element_vectors(32, 8), 4);
+        assert_eq!(p(4).element_vectors(32, 8), 8);
+        assert_eq!(p(2).element_vectors(32, 8), 0); // no vector of 4 bytes or more: whole elements
+        assert_eq!(p(16).element_vectors(8, 8), 0); // 8 bytes and less: whole elements
+        assert_eq!(p(16).element_vectors(8, 4), 1); // but two 4-byte fields as one 8-byte vector
+        assert_eq!(p(4).element_vectors(8, 4), 0); // (no 8-byte vector allowed)
+        assert_eq!(p(16).element_vectors(4, 4), 0);
+        assert_eq!(p(16).element_vectors(10, 2), 0); // only a 2-byte vector divides it
 
         // The sm_90 single-pass default asks for 16-byte vectors for wide elements.
         let sm90 = |size| TuningPolicy::for_target(90, Algorithm::SinglePass, size);
-        assert_eq!(sm90(32).element_vectors(32), 2);
-        assert_eq!(sm90(24).element_vectors(24), 3);
-        assert_eq!(sm90(4).element_vectors(4), 0);
+        assert_eq!(sm90(32).element_vectors(32, 8), 2);
+        assert_eq!(sm90(24).element_vectors(24, 8), 3);
+        assert_eq!(sm90(4).element_vectors(4, 4), 0);
     }
 
     fn err(p: TuningPolicy, size: usize) -> String {

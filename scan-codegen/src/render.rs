@@ -694,7 +694,7 @@ fn render_scan(
     );
     let vector_items = policy.vector_items(elem_size);
     ctx.insert("vector_items", &vector_items);
-    let element_vectors = policy.element_vectors(elem_size);
+    let element_vectors = policy.element_vectors(elem_size, elem_align);
     ctx.insert("element_vectors", &element_vectors);
     let vector_bytes = if element_vectors > 0 {
         elem_size / element_vectors as usize
