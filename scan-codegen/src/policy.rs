@@ -62,7 +62,8 @@ pub struct TuningPolicy {
     /// (true). The same work either way (SIMT); the form changes ptxas's register allocation.
     /// The branch made it spill f32 rows and by-flags tiles at 5 blocks per SM (160 and 296
     /// bytes; the runtime then runs 4), the select costs by-key f32 tiles (32 items, 6 blocks)
-    /// 0.04 of a copy (H100, BENCHMARKS.md session 21), so by-key scans keep the branch.
+    /// 0.04 of a copy (H100, BENCHMARKS.md session 21), so by-key scans keep the branch, as do
+    /// archs before sm_90 (not measured there; the select spilled a fused sm_80 kernel).
     pub warp_scan_branches: bool,
 }
 
@@ -306,6 +307,9 @@ impl TuningPolicy {
             min_blocks_per_sm: min_blocks,
             vector_bytes,
             l2_prefetch_tiles,
+            // The select was measured on sm_90 only; on sm_80 it gave a fused strided-rows
+            // affine kernel 4 bytes of spill (ptxas 12.9), so older archs keep the branch.
+            warp_scan_branches: sm < 90,
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding (one element per 128 bytes) can still push a big element past
