@@ -98,7 +98,8 @@ pub struct BenchArgs {
     /// With --variants: also time every case but the flat and reverse ones under these launch
     /// shapes, `THREADSxITEMSxBLOCKS` (blocks per SM the register cap allows), beside the
     /// default; the variant's default policy gives the other settings. A fourth number,
-    /// `THREADSxITEMSxBLOCKSxREADS`, sets the offsets entries a thread reads per round.
+    /// `THREADSxITEMSxBLOCKSxREADS`, sets the offsets entries a thread reads per round, and a
+    /// `pTILES` suffix the L2 prefetch distance in tiles (`128x64x5p0`: no prefetch).
     #[arg(long, value_delimiter = ',', alias = "column-shapes")]
     pub shapes: Vec<String>,
     /// Instead of the --op x --type grid: the single-pass scan over element sizes 1 to 32 bytes

@@ -107,6 +107,7 @@ impl Bench<'_> {
                 items_per_thread: shape.items,
                 min_blocks_per_sm: shape.blocks,
                 offset_reads: shape.offset_reads.unwrap_or(default.offset_reads),
+                l2_prefetch_tiles: shape.l2_prefetch_tiles.unwrap_or(default.l2_prefetch_tiles),
                 ..default
             };
             let scanner = self.gpu.scanner::<O>(options.policy(policy))?;
@@ -299,13 +300,20 @@ struct Shape {
     blocks: u32,
     /// Offsets entries a thread reads per round of marking ([`TuningPolicy::offset_reads`]).
     offset_reads: Option<u32>,
+    /// Tiles ahead of its own that a block asks L2 for ([`TuningPolicy::l2_prefetch_tiles`]).
+    l2_prefetch_tiles: Option<u32>,
 }
 
 /// `THREADSxITEMSxBLOCKS` (e.g. `256x32x2`: blocks per SM the register cap allows), optionally
-/// `xREADS` (offsets entries a thread reads per round of marking heads).
+/// `xREADS` (offsets entries a thread reads per round of marking heads), then optionally `pTILES`
+/// (the L2 prefetch distance; `p0` turns it off), as in `128x64x5x6p48`.
 fn parse_shape(s: &str) -> Result<Shape, String> {
-    let bad = || format!("--shapes: `{s}` is not THREADSxITEMSxBLOCKS[xREADS]");
-    let parts: Vec<u32> = s
+    let bad = || format!("--shapes: `{s}` is not THREADSxITEMSxBLOCKS[xREADS][pTILES]");
+    let (dims, prefetch) = match s.split_once('p') {
+        Some((dims, p)) => (dims, Some(p.trim().parse::<u32>().map_err(|_| bad())?)),
+        None => (s, None),
+    };
+    let parts: Vec<u32> = dims
         .split('x')
         .map(|p| p.trim().parse::<u32>())
         .collect::<Result<_, _>>()
@@ -321,6 +329,7 @@ fn parse_shape(s: &str) -> Result<Shape, String> {
         items,
         blocks,
         offset_reads,
+        l2_prefetch_tiles: prefetch,
     })
 }
 
@@ -381,7 +390,7 @@ mod tests {
     use super::parse_shape;
 
     #[test]
-    fn shapes_take_an_optional_offset_reads() {
+    fn shapes_take_optional_offset_reads_and_prefetch() {
         let plain = parse_shape("128x64x5").unwrap();
         assert_eq!((plain.threads, plain.items, plain.blocks), (128, 64, 5));
         assert_eq!(plain.offset_reads, None);
@@ -389,7 +398,24 @@ mod tests {
         assert_eq!((reads.threads, reads.items, reads.blocks), (256, 32, 2));
         assert_eq!(reads.offset_reads, Some(4));
         assert_eq!(reads.label, "256x32x2x4");
-        for bad in ["128x64", "128x64x5x4x1", "128xax5", ""] {
+        assert_eq!(reads.l2_prefetch_tiles, None);
+        let prefetch = parse_shape("256x64x2p96").unwrap();
+        assert_eq!((prefetch.blocks, prefetch.offset_reads), (2, None));
+        assert_eq!(prefetch.l2_prefetch_tiles, Some(96));
+        let both = parse_shape("128x64x5x6p0").unwrap();
+        assert_eq!(
+            (both.offset_reads, both.l2_prefetch_tiles),
+            (Some(6), Some(0))
+        );
+        for bad in [
+            "128x64",
+            "128x64x5x4x1",
+            "128xax5",
+            "",
+            "128x64x5p",
+            "128x64x5pq",
+            "p48",
+        ] {
             assert!(parse_shape(bad).is_err(), "{bad}");
         }
     }
