@@ -603,7 +603,9 @@ impl TuningPolicy {
         };
         TuningPolicy {
             min_blocks_per_sm: 2,
-            vector_bytes: 4,
+            // Column threads move one element per access; 8 lets an 8-byte struct of two
+            // 4-byte fields move as one word (element_vectors), as the flat tiles' do.
+            vector_bytes: 8,
             l2_prefetch_tiles: if sm >= 90 { 48 } else { 0 },
             ..TuningPolicy::new(256, prev_power_of_two(items))
         }

@@ -2,8 +2,8 @@
 //! the plain per-column reference: every shape class (one row, one column, tall and narrow,
 //! short and wide, a tile's rows +- 1, primes), contiguous and strided rows, forward and
 //! reverse, inclusive and exclusive, with and without a device initial value and per-column
-//! totals, for a primitive and non-commutative struct ops; more than 2^31 elements; the typed
-//! errors.
+//! totals, for a primitive and non-commutative struct ops; an 8-byte struct stored as 8-byte
+//! words and, off 8-byte alignment, field by field; more than 2^31 elements; the typed errors.
 //!
 //! Needs an NVIDIA GPU: every test is `#[ignore]`d (see gpu_suite.rs).
 
@@ -14,7 +14,7 @@ use scan_runtime::{
 };
 
 mod common;
-use common::ops::{Compose, MatMul};
+use common::ops::{Affine, Compose, MatMul};
 use common::segments::{column_reference, column_shapes};
 use common::{download, first_mismatch, random_values, upload, Rng, TestValue};
 
@@ -151,6 +151,89 @@ fn column_scans_for_every_shape_direction_mode_and_op() {
     matrix::<MatMul>(&gpu, "matmul Mat2", &mut passed, &mut failed);
     println!(
         "columns (shapes): {passed} cases passed, {} failed",
+        failed.len()
+    );
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// The affine struct (8 bytes of two f32, aligned to 4) is stored as one 8-byte word per
+/// element where the output allows it (full tiles of one column per thread): into an 8-byte
+/// aligned output, and one 4 bytes past such a boundary (the per-field path), in tall and
+/// wide matrices of several chained tiles, every mode and direction.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn eight_byte_struct_columns_into_aligned_and_unaligned_outputs() {
+    let gpu = gpu();
+    let stream = gpu.new_stream().expect("stream");
+    let mut passed = 0;
+    let mut failed = Vec::new();
+    for mode in ScanMode::ALL {
+        for reverse in [false, true] {
+            let mut scanner = gpu
+                .scanner::<Compose>(options(mode, reverse))
+                .expect("scanner");
+            let tile = scanner.tile_items() as usize;
+            for (rows, cols) in [(3 * tile / 16 + 5, 16), (2 * tile / 32 + 7, 96)] {
+                for out_words in [0usize, 1] {
+                    let name = format!(
+                        "compose {mode} reverse={reverse} {rows} x {cols} output +{} bytes",
+                        4 * out_words
+                    );
+                    let mut rng = Rng::new(&name);
+                    let n = rows * cols;
+                    let input = random_values::<Affine>(&mut rng, n);
+                    let mut expected = input.clone();
+                    column_reference::<Compose>(
+                        &input,
+                        (rows, cols, cols),
+                        mode,
+                        reverse,
+                        None,
+                        &mut expected,
+                    );
+                    let d_in = upload(&stream, &input);
+                    let mut words = stream.alloc_zeros::<u32>(2 * n + 1).expect("alloc");
+                    let result = {
+                        let mut window = words.slice_mut(out_words..);
+                        // SAFETY: the window holds 2n words (8n bytes), 4-byte aligned as
+                        // Affine needs; the scan writes every element of it.
+                        let mut d_out = unsafe { window.transmute_mut::<Affine>(n) }
+                            .expect("a window of n elements");
+                        scanner.scan_device_with(
+                            &stream,
+                            &d_in,
+                            &mut d_out,
+                            ScanExtras::new().segments(DeviceSegments::columns(
+                                rows as u64,
+                                cols as u64,
+                                cols as u64,
+                            )),
+                        )
+                    };
+                    let got_words = stream.clone_dtoh(&words).expect("download");
+                    let got: Vec<Affine> = got_words[out_words..out_words + 2 * n]
+                        .chunks(2)
+                        .map(|w| Affine {
+                            a: f32::from_bits(w[0]),
+                            b: f32::from_bits(w[1]),
+                        })
+                        .collect();
+                    match result
+                        .map_err(|e| e.to_string())
+                        .and_then(|()| first_mismatch(&expected, &got))
+                    {
+                        Ok(()) => passed += 1,
+                        Err(why) => {
+                            println!("FAIL {name}: {why}");
+                            failed.push(name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "columns (8-byte words): {passed} cases passed, {} failed",
         failed.len()
     );
     assert!(failed.is_empty(), "{failed:#?}");
