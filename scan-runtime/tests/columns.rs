@@ -158,8 +158,9 @@ fn column_scans_for_every_shape_direction_mode_and_op() {
 
 /// The affine struct (8 bytes of two f32, aligned to 4) is stored as one 8-byte word per
 /// element where the output allows it (full tiles of one column per thread): into an 8-byte
-/// aligned output, and one 4 bytes past such a boundary (the per-field path), in tall and
-/// wide matrices of several chained tiles, every mode and direction.
+/// aligned output, and one 4 bytes past such a boundary (the per-field path), in a tall matrix
+/// (one chain of tiles), a wide one (3 chains) and a wider one (34 chains), every mode and
+/// direction.
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn eight_byte_struct_columns_into_aligned_and_unaligned_outputs() {
@@ -173,7 +174,11 @@ fn eight_byte_struct_columns_into_aligned_and_unaligned_outputs() {
                 .scanner::<Compose>(options(mode, reverse))
                 .expect("scanner");
             let tile = scanner.tile_items() as usize;
-            for (rows, cols) in [(3 * tile / 16 + 5, 16), (2 * tile / 32 + 7, 96)] {
+            for (rows, cols) in [
+                (3 * tile / 16 + 5, 16),
+                (2 * tile / 32 + 7, 96),
+                (2 * tile / 32 + 3, 32 * 33 + 5),
+            ] {
                 for out_words in [0usize, 1] {
                     let name = format!(
                         "compose {mode} reverse={reverse} {rows} x {cols} output +{} bytes",

@@ -175,5 +175,7 @@ pub fn column_shapes(tile: usize) -> Vec<(usize, usize)> {
         (4 * tile + 1, 1),
         (7, 4099),
         (257, 129),
+        // Chained tiles in more strips than a look-back window has chunks (one chunk a window).
+        (2 * tile / 32 + 3, 32 * 33 + 5),
     ]
 }
