@@ -240,13 +240,13 @@ pub fn column_look_back_window(elem_size: usize) -> u32 {
 
 /// Static shared memory of one block of the column kernel (scan-codegen/templates/columns.cu.tera):
 /// a total per unit and column, a prefix per column, the look-back window's values and states
-/// (one per chunk and column), its nearest chunk and found flag, the tile id and epoch (upper
-/// bound, with alignment slack). The tile itself stays in registers.
+/// (one per chunk and column, at most one per thread), its found flag, the tile id and epoch
+/// (upper bound, with alignment slack). The tile itself stays in registers.
 pub fn column_shared_bytes(policy: &TuningPolicy, elem_size: usize, elem_align: usize) -> u64 {
     let size = elem_size as u64;
     let threads = u64::from(policy.block_threads);
-    let window = u64::from(column_look_back_window(elem_size));
-    2 * threads * size + window * 32 * (size + 4) + 16 + 4 * elem_align.max(1) as u64
+    let cells = (u64::from(column_look_back_window(elem_size)) * 32).min(threads);
+    2 * threads * size + cells * (size + 4) + 16 + 4 * elem_align.max(1) as u64
 }
 
 /// Static shared memory of one block (upper bound: C may add a little alignment padding).
