@@ -12,7 +12,9 @@
 //! Arguments: log2 of the sizes (default 20,24,28) and repetitions (default 20; the median is
 //! reported). `--policies 128x8x6,256x16p48r2` times the fused scans alone under each launch
 //! shape (threads x items per thread x blocks per SM of the register cap, then the L2 prefetch
-//! distance in tiles and the runs per thread). Without a GPU it says so and exits 0. The unfused kernels are written by
+//! distance in tiles and the runs per thread). `--ops argmin,kadane` picks the operators and
+//! their order (default `kadane,argmin`): each one's buffers are freed before the next starts,
+//! but what ran before can still move a measurement (`BENCHMARKS.md`). Without a GPU it says so and exits 0. The unfused kernels are written by
 //! hand in CUDA here on purpose: they are what a user writes today.
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -399,6 +401,22 @@ fn main() -> Res<()> {
             .collect::<Res<_>>()?,
         None => Vec::new(),
     };
+    type Bench = fn(&Gpu, &Arc<CudaStream>, u32, usize, Option<TuningPolicy>) -> Res<Row>;
+    let ops: Vec<Bench> = match args.iter().position(|a| a == "--ops") {
+        Some(i) => args
+            .get(i + 1)
+            .ok_or("--ops needs a list")?
+            .split(',')
+            .map(|name| match name.trim() {
+                "kadane" => Ok(kadane as Bench),
+                "argmin" => Ok(argmin as Bench),
+                other => Err(format!(
+                    "--ops: unknown operator {other:?} (kadane, argmin)"
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        None => vec![kadane, argmin],
+    };
     let gpu = match Gpu::new(0) {
         Ok(gpu) => gpu,
         Err(e) => {
@@ -417,13 +435,14 @@ fn main() -> Res<()> {
     println!("|---|---|---|---|---|---|---|---|");
     for &log2 in &log2s {
         if policies.is_empty() {
-            kadane(&gpu, &stream, log2, reps, None)?.print();
-            argmin(&gpu, &stream, log2, reps, None)?.print();
+            for run in &ops {
+                run(&gpu, &stream, log2, reps, None)?.print();
+            }
         }
         // A sweep: the fused scans alone under each policy (a shape the scanner refuses, or
         // that fails, is reported and skipped).
         for &policy in &policies {
-            for run in [kadane, argmin] {
+            for run in &ops {
                 match run(&gpu, &stream, log2, reps, Some(policy)) {
                     Ok(row) => row.print(),
                     Err(e) => println!("| {} | 2^{log2} | failed: {e} |", policy_name(&policy)),
