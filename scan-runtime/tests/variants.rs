@@ -238,6 +238,13 @@ impl Tally {
     }
 }
 
+/// Whether the cases of `group` ("label rule direction mode") run: all of them, or with
+/// SCANGEN_TEST_ONLY set, those whose group contains it (to rerun one failing group alone, e.g.
+/// under compute-sanitizer).
+fn selected(group: &str) -> bool {
+    std::env::var("SCANGEN_TEST_ONLY").map_or(true, |only| group.contains(&only))
+}
+
 /// Every rule, direction and mode of `Op` at the awkward sizes (the last `sizes_cut` left out),
 /// with `policy` where given (else the defaults).
 fn matrix<Op: ScanOp>(
@@ -267,6 +274,10 @@ fn matrix_of_rules<Op: ScanOp>(
         for &rule in rules {
             for reverse in [false, true] {
                 for mode in ScanMode::ALL {
+                    let dir = if reverse { "reverse" } else { "forward" };
+                    if !selected(&format!("{label} {rule} {dir} {mode}")) {
+                        continue;
+                    }
                     scope.spawn(move || {
                         let mut opts = ScanOptions::default().segmented(rule);
                         if let Some(policy) = policy {
@@ -276,7 +287,6 @@ fn matrix_of_rules<Op: ScanOp>(
                         if reverse {
                             opts = opts.reverse();
                         }
-                        let dir = if reverse { "reverse" } else { "forward" };
                         let mut rng = Rng::new(&format!("{label} {rule} {dir} {mode}"));
                         let mut scanner = match gpu.scanner::<Op>(opts) {
                             Ok(s) => s,
@@ -358,6 +368,101 @@ fn segmented_scans_with_tiles_past_static_shared_memory() {
         .into_inner()
         .unwrap()
         .finish("segmented, dynamic shared memory");
+}
+
+/// Packed (sub-word) segmented tiles in each shape the register ladder can give them
+/// (`TuningPolicy::relaxed_register_cap`: the default 128 x 64, and twice the threads with half
+/// the items once a spill has taken the cap to an odd number of blocks), every rule, direction
+/// and mode, for a non-commutative 2-byte op and a 1-byte sum. Which shape a kernel ends up in
+/// depends on how many registers ptxas gives it, so each is pinned here.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn packed_segmented_tiles_in_every_shape_of_the_register_ladder() {
+    let gpu = gpu();
+    let tally = Mutex::new(Tally::default());
+    for (threads, items, blocks) in [(128, 64, 3), (256, 32, 3), (256, 16, 2)] {
+        let policy = TuningPolicy {
+            min_blocks_per_sm: blocks,
+            ..TuningPolicy::new(threads, items)
+        };
+        let label = format!("compose_bytes ByteAffine {threads}x{items}");
+        matrix::<ComposeBytes>(&gpu, &label, 1, Some(policy), &tally);
+        flat_in_shape::<ComposeBytes>(&gpu, &label, policy, &tally);
+        let label = format!("add u8 {threads}x{items}");
+        matrix::<Add<u8>>(&gpu, &label, 1, Some(policy), &tally);
+        flat_in_shape::<Add<u8>>(&gpu, &label, policy, &tally);
+    }
+    tally
+        .into_inner()
+        .unwrap()
+        .finish("packed segmented, register ladder shapes");
+}
+
+/// Flat scans (both directions and modes, with and without init) of `Op` in the shape `policy`
+/// at the awkward sizes.
+fn flat_in_shape<Op: ScanOp>(gpu: &Gpu, label: &str, policy: TuningPolicy, tally: &Mutex<Tally>)
+where
+    Op::Elem: TestValue,
+{
+    for reverse in [false, true] {
+        for mode in ScanMode::ALL {
+            let dir = if reverse { "reverse" } else { "forward" };
+            let group = format!("{label} flat {dir} {mode}");
+            if !selected(&group) {
+                continue;
+            }
+            let mut opts = ScanOptions::default().policy(policy);
+            opts.mode = mode;
+            if reverse {
+                opts = opts.reverse();
+            }
+            let mut rng = Rng::new(&group);
+            let mut scanner = match gpu.scanner::<Op>(opts) {
+                Ok(s) => s,
+                Err(e) => {
+                    tally
+                        .lock()
+                        .unwrap()
+                        .failed
+                        .push(format!("{group}: build: {e}"));
+                    continue;
+                }
+            };
+            let tile = scanner.tile_items() as usize;
+            for n in [
+                0,
+                1,
+                31,
+                32,
+                33,
+                tile - 1,
+                tile,
+                tile + 1,
+                997,
+                65_537,
+                40 * tile + 3,
+            ] {
+                let input = random_values::<Op::Elem>(&mut rng, n);
+                let init = random_values::<Op::Elem>(&mut rng, 1)[0];
+                let mut expected = input.clone();
+                let total =
+                    reference::<Op>(&input, &[(0, n)], mode, reverse, Some(init), &mut expected);
+                let mut plain = input.clone();
+                reference::<Op>(&input, &[(0, n)], mode, reverse, None, &mut plain);
+                let r = scanner
+                    .scan_with_init(&input, init)
+                    .map_err(|e| e.to_string())
+                    .and_then(|(got, t)| {
+                        first_mismatch(&expected, &got)?;
+                        if n > 0 && !Op::Elem::same(t, total) {
+                            return Err(format!("total {t:?}, expected {total:?}"));
+                        }
+                        first_mismatch(&plain, &scanner.scan(&input).map_err(|e| e.to_string())?)
+                    });
+                tally.lock().unwrap().record(format!("{group} n={n}"), r);
+            }
+        }
+    }
 }
 
 /// Offsets mark a tile's heads in shared memory and each thread reads its run of them as whole

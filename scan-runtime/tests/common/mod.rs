@@ -217,8 +217,22 @@ pub fn first_mismatch<T: TestValue>(expected: &[T], got: &[T]) -> Result<(), Str
                 .zip(got)
                 .filter(|(&e, &g)| !T::same(e, g))
                 .count();
+            // SCANGEN_TEST_MISMATCHES=N lists the first N mismatches (with the values around
+            // them), for finding a pattern in a failure seen only on the GPU machine.
+            let listed: usize = std::env::var("SCANGEN_TEST_MISMATCHES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let mut list = String::new();
+            let mismatches = (0..expected.len()).filter(|&k| !T::same(expected[k], got[k]));
+            for k in mismatches.take(listed) {
+                list.push_str(&format!(
+                    "\n  [{k}] expected {:?}, got {:?}",
+                    expected[k], got[k]
+                ));
+            }
             Err(format!(
-                "first mismatch at index {i}: expected {:?}, got {:?} ({count} mismatches)",
+                "first mismatch at index {i}: expected {:?}, got {:?} ({count} mismatches){list}",
                 expected[i], got[i]
             ))
         }
