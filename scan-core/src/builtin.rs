@@ -171,7 +171,8 @@ fn combine_c(op: BuiltinOp, ty: PrimType) -> String {
         (BuiltinOp::Add, true) => "a + b".into(),
         (BuiltinOp::Mul, true) => "a * b".into(),
         (BuiltinOp::Add, false) => format!("({t})(({w})a + ({w})b)", w = wrapping_type(ty)),
-        (BuiltinOp::Mul, false) => format!("({t})(({w})a * ({w})b)", w = wrapping_type(ty)),
+        // (rust_semantics.cu.tera's: 8- and 16-bit products stay 32-bit multiplies there.)
+        (BuiltinOp::Mul, false) => "rs_wrapping_mul(a, b)".into(),
         // Rust's f32/f64::min/max: a NaN operand is ignored (the other one is returned). A
         // compare and select says so without fminf/fmaxf, which made ptxas keep about twice the
         // registers in the single-pass tile (151 against 80 for f32 max: 3 blocks per SM
