@@ -328,8 +328,25 @@ impl TuningPolicy {
                 break;
             }
         }
+        // Packed sub-word tiles fold and scan their items as 4 interleaved chains: a thread
+        // combines 128 or 256 of them, one after another in a single chain, and a sub-word
+        // combine carries its unpacking and sign or zero extension on that chain. H100, 2^28,
+        // `scangen tune --thread-runs 1,2,4`: f16 sums 0.895 -> 0.937 of a copy, f16 and bf16
+        // max 0.883-0.887 -> 0.914-0.915, i8 min/max 0.822 -> 0.847, u8 products 0.824 -> 0.848,
+        // u8 max 0.860 -> 0.865, u8 sums 0.893 -> 0.885 (within noise).
+        if matches!((sm, algorithm), (90.., Algorithm::SinglePass))
+            && layout::packs_items(size, policy.items_per_thread)
+            && policy
+                .items_per_thread
+                .is_multiple_of(Self::PACKED_THREAD_RUNS)
+        {
+            policy.thread_runs = Self::PACKED_THREAD_RUNS;
+        }
         policy
     }
+
+    /// Interleaved runs of a packed tile's thread on sm_90 ([`TuningPolicy::for_target`]).
+    pub const PACKED_THREAD_RUNS: u32 = 4;
 
     /// The default policy for a scan of shape `variant` ([`TuningPolicy::for_target`] for the
     /// flat and the reverse scan).
@@ -369,6 +386,10 @@ impl TuningPolicy {
             _ => 64,
         };
         policy.items_per_thread = policy.items_per_thread.min(head_items);
+        // A segmented tile lifts its items into pairs as it folds them: one chain
+        // (scan_codegen::render forces it; said here so that the register ladder does not step
+        // down runs the kernel never had).
+        policy.thread_runs = 1;
         // Offsets: a round of marking reads (scan-codegen/templates/segments.cu.tera) covers the
         // entries of a tile whose segments average 16 elements, plus two block-widths: the
         // probes' bracket starts up to a stride (about a block-width at 2^24 entries) early, and
@@ -750,7 +771,19 @@ impl TuningPolicy {
     /// twice the threads with half the items, at (cap + 1) / 2 blocks. The tile and the threads
     /// per SM stay, each thread's registers hold half the items: 0.82, 0.82 and 0.69 of a copy
     /// (bench/results/h100-sub-word-session15.md).
+    ///
+    /// A tile folded in several interleaved runs ([`TuningPolicy::thread_runs`]) first halves
+    /// its runs at the same cap: the runs shorten the chains of combines, the cap buys
+    /// occupancy, and the runs cost registers (u16 products spilled 4 bytes at 6 blocks with the
+    /// packed default of 4 runs, none with 2; H100, 2^28: 0.945 of a copy with 2 runs at 6
+    /// blocks, 0.932 with 4 at 5).
     pub fn relaxed_register_cap(&self, elem_size: usize) -> Option<TuningPolicy> {
+        if self.thread_runs > 1 {
+            return Some(TuningPolicy {
+                thread_runs: self.thread_runs / 2,
+                ..*self
+            });
+        }
         let items = self.items_per_thread;
         let widens = crate::layout::packs_items(elem_size, items)
             && self.min_blocks_per_sm >= 3
@@ -903,17 +936,27 @@ mod tests {
         for size in [1, 2] {
             let mut policy = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
             let tile = policy.tile_items();
-            let mut shapes = vec![(policy.block_threads, policy.min_blocks_per_sm)];
+            let shape = |p: &TuningPolicy| (p.block_threads, p.min_blocks_per_sm, p.thread_runs);
+            let mut shapes = vec![shape(&policy)];
             while let Some(relaxed) = policy.relaxed_register_cap(size) {
                 assert_eq!(relaxed.tile_items(), tile, "the tile stays");
                 relaxed.validate(Algorithm::SinglePass, size, size).unwrap();
                 policy = relaxed;
-                shapes.push((policy.block_threads, policy.min_blocks_per_sm));
+                shapes.push(shape(&policy));
             }
-            // 768 threads per SM at 6, 5 and 3 blocks; the wide tile then widens once more.
+            // Fewer runs first; then 768 threads per SM at 6, 5 and 3 blocks; the wide tile
+            // then widens once more.
             assert_eq!(
                 shapes,
-                [(128, 6), (128, 5), (256, 3), (512, 2), (512, 1)],
+                [
+                    (128, 6, 4),
+                    (128, 6, 2),
+                    (128, 6, 1),
+                    (128, 5, 1),
+                    (256, 3, 1),
+                    (512, 2, 1),
+                    (512, 1, 1)
+                ],
                 "{size}-byte elements"
             );
         }
