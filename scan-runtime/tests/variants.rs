@@ -298,19 +298,7 @@ fn matrix_of_rules<Op: ScanOp>(
                             }
                         };
                         let tile = scanner.tile_items() as usize;
-                        let sizes = [
-                            0,
-                            1,
-                            31,
-                            32,
-                            33,
-                            tile - 1,
-                            tile,
-                            tile + 1,
-                            997,
-                            65_537,
-                            40 * tile + 3,
-                        ];
+                        let sizes = awkward_sizes(tile);
                         for (i, &n) in sizes.iter().enumerate().take(sizes.len() - sizes_cut) {
                             for kind in [i, i + 1, i + 2] {
                                 let name = format!("{label} {rule} {dir} {mode} n={n} kind={kind}");
@@ -398,6 +386,52 @@ fn packed_segmented_tiles_in_every_shape_of_the_register_ladder() {
         .finish("packed segmented, register ladder shapes");
 }
 
+/// The sizes every case runs at: empty, one, around a warp, around a tile, a prime, past 2^16,
+/// and many tiles with a partial one.
+fn awkward_sizes(tile: usize) -> [usize; 11] {
+    [
+        0,
+        1,
+        31,
+        32,
+        33,
+        tile - 1,
+        tile,
+        tile + 1,
+        997,
+        65_537,
+        40 * tile + 3,
+    ]
+}
+
+/// One flat case: `n` random elements scanned with a random init (its total checked too), then
+/// without one, each beside the CPU reference.
+fn flat_case<Op: ScanOp>(
+    scanner: &mut scan_runtime::Scanner<Op>,
+    rng: &mut Rng,
+    mode: ScanMode,
+    reverse: bool,
+    n: usize,
+) -> Result<(), String>
+where
+    Op::Elem: TestValue,
+{
+    let input = random_values::<Op::Elem>(rng, n);
+    let init = random_values::<Op::Elem>(rng, 1)[0];
+    let mut expected = input.clone();
+    let total = reference::<Op>(&input, &[(0, n)], mode, reverse, Some(init), &mut expected);
+    let (got, t) = scanner
+        .scan_with_init(&input, init)
+        .map_err(|e| e.to_string())?;
+    first_mismatch(&expected, &got)?;
+    if n > 0 && !Op::Elem::same(t, total) {
+        return Err(format!("total {t:?}, expected {total:?}"));
+    }
+    let mut plain = input.clone();
+    reference::<Op>(&input, &[(0, n)], mode, reverse, None, &mut plain);
+    first_mismatch(&plain, &scanner.scan(&input).map_err(|e| e.to_string())?)
+}
+
 /// Flat scans (both directions and modes, with and without init) of `Op` in the shape `policy`
 /// at the awkward sizes.
 fn flat_in_shape<Op: ScanOp>(gpu: &Gpu, label: &str, policy: TuningPolicy, tally: &Mutex<Tally>)
@@ -429,36 +463,8 @@ where
                 }
             };
             let tile = scanner.tile_items() as usize;
-            for n in [
-                0,
-                1,
-                31,
-                32,
-                33,
-                tile - 1,
-                tile,
-                tile + 1,
-                997,
-                65_537,
-                40 * tile + 3,
-            ] {
-                let input = random_values::<Op::Elem>(&mut rng, n);
-                let init = random_values::<Op::Elem>(&mut rng, 1)[0];
-                let mut expected = input.clone();
-                let total =
-                    reference::<Op>(&input, &[(0, n)], mode, reverse, Some(init), &mut expected);
-                let mut plain = input.clone();
-                reference::<Op>(&input, &[(0, n)], mode, reverse, None, &mut plain);
-                let r = scanner
-                    .scan_with_init(&input, init)
-                    .map_err(|e| e.to_string())
-                    .and_then(|(got, t)| {
-                        first_mismatch(&expected, &got)?;
-                        if n > 0 && !Op::Elem::same(t, total) {
-                            return Err(format!("total {t:?}, expected {total:?}"));
-                        }
-                        first_mismatch(&plain, &scanner.scan(&input).map_err(|e| e.to_string())?)
-                    });
+            for n in awkward_sizes(tile) {
+                let r = flat_case(&mut scanner, &mut rng, mode, reverse, n);
                 tally.lock().unwrap().record(format!("{group} n={n}"), r);
             }
         }
@@ -584,8 +590,8 @@ fn flags_from_device_buffers_at_every_alignment() {
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn reverse_scans_on_every_algorithm() {
     let gpu = gpu();
-    let (mut passed, mut failed) = (0usize, Vec::new());
-    fn run<Op: ScanOp>(gpu: &Gpu, label: &str, passed: &mut usize, failed: &mut Vec<String>)
+    let mut tally = Tally::default();
+    fn run<Op: ScanOp>(gpu: &Gpu, label: &str, tally: &mut Tally)
     where
         Op::Elem: TestValue,
     {
@@ -596,75 +602,27 @@ fn reverse_scans_on_every_algorithm() {
                 opts.mode = mode;
                 let mut scanner = gpu.scanner::<Op>(opts).expect("build");
                 let tile = scanner.tile_items() as usize;
-                for n in [
-                    0,
-                    1,
-                    31,
-                    32,
-                    33,
-                    tile - 1,
-                    tile,
-                    tile + 1,
-                    997,
-                    65_537,
-                    40 * tile + 3,
-                    // Three hierarchy levels: the level of tile totals is reduced again,
-                    // forward, though the scan runs backwards.
-                    tile * tile + 3,
-                ] {
-                    let input = random_values::<Op::Elem>(&mut rng, n);
-                    let init = random_values::<Op::Elem>(&mut rng, 1)[0];
-                    let mut expected = input.clone();
-                    let total =
-                        reference::<Op>(&input, &[(0, n)], mode, true, Some(init), &mut expected);
+                // Three hierarchy levels: the level of tile totals is reduced again, forward,
+                // though the scan runs backwards.
+                for n in awkward_sizes(tile).into_iter().chain([tile * tile + 3]) {
                     let name = format!("{label} {algorithm} {mode} n={n}");
-                    let r = scanner
-                        .scan_with_init(&input, init)
-                        .map_err(|e| e.to_string())
-                        .and_then(|(got, t)| {
-                            first_mismatch(&expected, &got)?;
-                            if n > 0 && !Op::Elem::same(t, total) {
-                                return Err(format!("total {t:?}, expected {total:?}"));
-                            }
-                            let mut plain = input.clone();
-                            reference::<Op>(&input, &[(0, n)], mode, true, None, &mut plain);
-                            first_mismatch(
-                                &plain,
-                                &scanner.scan(&input).map_err(|e| e.to_string())?,
-                            )
-                        });
-                    match r {
-                        Ok(()) => *passed += 1,
-                        Err(why) => {
-                            println!("FAIL {name}: {why}");
-                            failed.push(name);
-                        }
-                    }
+                    tally.record(name, flat_case(&mut scanner, &mut rng, mode, true, n));
                 }
             }
         }
     }
-    run::<Add<u32>>(&gpu, "add u32", &mut passed, &mut failed);
-    run::<Max<i64>>(&gpu, "max i64", &mut passed, &mut failed);
-    run::<Compose>(&gpu, "compose Affine", &mut passed, &mut failed);
-    run::<MatMul>(&gpu, "matmul Mat2", &mut passed, &mut failed);
+    run::<Add<u32>>(&gpu, "add u32", &mut tally);
+    run::<Max<i64>>(&gpu, "max i64", &mut tally);
+    run::<Compose>(&gpu, "compose Affine", &mut tally);
+    run::<MatMul>(&gpu, "matmul Mat2", &mut tally);
     // 12 and 24 bytes: three 4- or 8-byte vectors per element, reversed element by element.
-    run::<LastOfRun>(&gpu, "last_of_run Tally", &mut passed, &mut failed);
-    run::<ComposeCounted>(
-        &gpu,
-        "compose_counted CountedAffine",
-        &mut passed,
-        &mut failed,
-    );
+    run::<LastOfRun>(&gpu, "last_of_run Tally", &mut tally);
+    run::<ComposeCounted>(&gpu, "compose_counted CountedAffine", &mut tally);
     // Sub-word elements: packed in registers, reversed within each word.
-    run::<Add<u8>>(&gpu, "add u8", &mut passed, &mut failed);
-    run::<Max<i16>>(&gpu, "max i16", &mut passed, &mut failed);
-    run::<ComposeBytes>(&gpu, "compose_bytes ByteAffine", &mut passed, &mut failed);
-    println!(
-        "variants (reverse): {passed} cases passed, {} failed",
-        failed.len()
-    );
-    assert!(failed.is_empty(), "{failed:?}");
+    run::<Add<u8>>(&gpu, "add u8", &mut tally);
+    run::<Max<i16>>(&gpu, "max i16", &mut tally);
+    run::<ComposeBytes>(&gpu, "compose_bytes ByteAffine", &mut tally);
+    tally.finish("reverse");
 }
 
 /// One segment of 2^31 + 17 `u8`s (wrapping sums), given by offsets [0, n], and flags at the
