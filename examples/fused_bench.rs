@@ -14,8 +14,9 @@
 //! shape (threads x items per thread x blocks per SM of the register cap, then the L2 prefetch
 //! distance in tiles and the runs per thread). `--ops argmin,kadane` picks the operators and
 //! their order (default `kadane,argmin`): each one's buffers are freed before the next starts,
-//! but what ran before can still move a measurement (`BENCHMARKS.md`). Without a GPU it says so and exits 0. The unfused kernels are written by
-//! hand in CUDA here on purpose: they are what a user writes today.
+//! but what ran before can still move a measurement (`BENCHMARKS.md`). Without a GPU it says so
+//! and exits 0. The unfused kernels are written by hand in CUDA here on purpose: they are what a
+//! user writes today.
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use scangen::runtime::cudarc::driver::sys::CUevent_flags;

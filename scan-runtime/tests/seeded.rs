@@ -12,7 +12,9 @@ use scan_runtime::{Algorithm, Gpu, ScanError, ScanExtras, ScanMode, ScanOp};
 
 mod common;
 use common::ops::{Compose, LastOfRun, MatMul};
-use common::{download, first_mismatch, opts, random_values, upload, Rng, TestValue};
+use common::{
+    awkward_sizes, download, first_mismatch, opts, random_values, upload, Rng, TestValue,
+};
 
 fn gpu() -> Gpu {
     common::gpu("seeded")
@@ -88,19 +90,7 @@ where
             .map(|s| s.tile_items() as usize)
             .unwrap_or(1024);
         for mode in ScanMode::ALL {
-            let sizes = [
-                0,
-                1,
-                31,
-                32,
-                33,
-                tile - 1,
-                tile,
-                tile + 1,
-                997,
-                65_537,
-                40 * tile + 3,
-            ];
+            let sizes = awkward_sizes(tile);
             let all = [Extras::Init, Extras::Total, Extras::Both];
             for (i, &n) in sizes.iter().enumerate() {
                 // Every combination for the empty input (its total comes from a copy, not a

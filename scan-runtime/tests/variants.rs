@@ -18,7 +18,7 @@ use std::sync::Mutex;
 mod common;
 use common::ops::{Compose, ComposeBytes, ComposeCounted, LastOfRun, MatMul};
 use common::segments::{ranges, reference, starts};
-use common::{download, first_mismatch, random_values, upload, Rng, TestValue};
+use common::{awkward_sizes, download, first_mismatch, random_values, upload, Rng, TestValue};
 
 fn gpu() -> Gpu {
     common::gpu("variants")
@@ -384,24 +384,6 @@ fn packed_segmented_tiles_in_every_shape_of_the_register_ladder() {
         .into_inner()
         .unwrap()
         .finish("packed segmented, register ladder shapes");
-}
-
-/// The sizes every case runs at: empty, one, around a warp, around a tile, a prime, past 2^16,
-/// and many tiles with a partial one.
-fn awkward_sizes(tile: usize) -> [usize; 11] {
-    [
-        0,
-        1,
-        31,
-        32,
-        33,
-        tile - 1,
-        tile,
-        tile + 1,
-        997,
-        65_537,
-        40 * tile + 3,
-    ]
 }
 
 /// One flat case: `n` random elements scanned with a random init (its total checked too), then

@@ -201,6 +201,24 @@ pub fn walk_steps(rng: &mut Rng, n: usize) -> Vec<f32> {
         .collect()
 }
 
+/// The lengths a scanner of `tile` items per tile is checked at: empty, one, around a warp,
+/// around a tile, a prime, past 2^16, and many tiles with a partial one.
+pub fn awkward_sizes(tile: usize) -> [usize; 11] {
+    [
+        0,
+        1,
+        31,
+        32,
+        33,
+        tile - 1,
+        tile,
+        tile + 1,
+        997,
+        65_537,
+        40 * tile + 3,
+    ]
+}
+
 pub fn first_mismatch<T: TestValue>(expected: &[T], got: &[T]) -> Result<(), String> {
     if expected.len() != got.len() {
         return Err(format!(
