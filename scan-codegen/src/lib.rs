@@ -9,6 +9,7 @@ pub mod layout;
 mod policy;
 mod render;
 mod variant;
+mod words;
 
 pub use policy::{FusedTile, InputSize, InputSizeLimits, TuningPolicy};
 pub use render::{

@@ -179,7 +179,7 @@ pub fn snapshot_name(
     )
 }
 
-const TEMPLATES: [(&str, &str); 14] = [
+const TEMPLATES: [(&str, &str); 15] = [
     ("rust_semantics.cu.tera", scan_core::RUST_SEMANTICS_CU),
     (
         "prelude.cu.tera",
@@ -198,6 +198,10 @@ const TEMPLATES: [(&str, &str); 14] = [
         include_str!("../templates/block_scan_blelloch.cu.tera"),
     ),
     ("tile.cu.tera", include_str!("../templates/tile.cu.tera")),
+    (
+        "tile_words.cu.tera",
+        include_str!("../templates/tile_words.cu.tera"),
+    ),
     (
         "tile_vectors.cu.tera",
         include_str!("../templates/tile_vectors.cu.tera"),
@@ -661,6 +665,11 @@ fn render_scan(
     ctx.insert(
         "packed",
         &layout::packs_items(elem_size, policy.items_per_thread),
+    );
+    // Packed items of a standard integer monoid fold and scan a word at a time (words.rs).
+    ctx.insert(
+        "word_combine",
+        &crate::words::word_combine(op, &policy, !segmented && !columns && transform.is_none()),
     );
     ctx.insert("pad_every", &pad_every);
     ctx.insert("pad_elems", &pad_elems);

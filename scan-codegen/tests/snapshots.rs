@@ -48,6 +48,20 @@ fn half_builtin_ops() {
     }
 }
 
+/// Packed sub-word items: u8 sums, i16 maxima and u8 xor fold and scan whole words (words.rs,
+/// tile_words.cu.tera); u8 products unpack item by item.
+#[test]
+fn packed_builtin_ops() {
+    for (op, ty) in [
+        (BuiltinOp::Add, PrimType::U8),
+        (BuiltinOp::Max, PrimType::I16),
+        (BuiltinOp::Xor, PrimType::U8),
+        (BuiltinOp::Mul, PrimType::U8),
+    ] {
+        check(&op.spec(ty).unwrap(), ty.name());
+    }
+}
+
 #[test]
 fn struct_op() {
     let op = common::affine_f32();

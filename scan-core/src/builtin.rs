@@ -7,7 +7,7 @@
 
 use crate::element::PrimType;
 use crate::op::ScanOp;
-use crate::spec::{ElementType, OpSpec};
+use crate::spec::{ElementType, OpSpec, WordForm};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -130,7 +130,24 @@ impl BuiltinOp {
             rhs: "b".into(),
             combine_body: format!("return {};", combine_c(self, ty)),
             identity_body: format!("return {};", identity_c(self, ty)),
+            word_form: word_form(self, ty),
         })
+    }
+}
+
+/// The integer monoid each built-in is on integers (products have no word form).
+fn word_form(op: BuiltinOp, ty: PrimType) -> Option<WordForm> {
+    if ty.is_float() {
+        return None;
+    }
+    match op {
+        BuiltinOp::Add => Some(WordForm::WrappingAdd),
+        BuiltinOp::Mul => None,
+        BuiltinOp::Min => Some(WordForm::Min),
+        BuiltinOp::Max => Some(WordForm::Max),
+        BuiltinOp::And => Some(WordForm::And),
+        BuiltinOp::Or => Some(WordForm::Or),
+        BuiltinOp::Xor => Some(WordForm::Xor),
     }
 }
 

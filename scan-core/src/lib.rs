@@ -18,7 +18,7 @@ mod spec;
 pub use builtin::{BuiltinOp, UnsupportedBuiltin};
 pub use element::{field_type_of, FieldType, Leaf, PrimType, ScanElement, StructDecl, StructField};
 pub use op::{ScanOp, Transform};
-pub use spec::{ElementType, OpSpec, TransformSpec};
+pub use spec::{ElementType, OpSpec, TransformSpec, WordForm};
 
 /// The Rust-semantics C++ helpers every generated kernel includes (`rs_wrapping_add`, `rs_shl`,
 /// `rs_max`, ...): what lowered operators call so that the CUDA keeps Rust's meaning. Lives here,

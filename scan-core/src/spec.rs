@@ -69,6 +69,43 @@ pub struct OpSpec {
     pub combine_body: String,
     /// Body of `scan_identity()`: C++ statements ending in `return` of the identity element.
     pub identity_body: String,
+    /// The standard integer monoid this operator is, bit for bit, if it is one (the built-ins
+    /// say so): tiles of packed 1- and 2-byte items may then fold and scan whole 32-bit words
+    /// with SIMD-within-a-register instructions instead of item by item. `None` for any other
+    /// operator; the word code is only as right as this claim.
+    pub word_form: Option<WordForm>,
+}
+
+/// A standard monoid on an integer element's bits ([`OpSpec::word_form`]): combine and identity
+/// are exactly these, for the element's type and signedness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WordForm {
+    /// `a.wrapping_add(b)`, identity 0.
+    WrappingAdd,
+    /// `a & b`, identity all ones.
+    And,
+    /// `a | b`, identity 0.
+    Or,
+    /// `a ^ b`, identity 0.
+    Xor,
+    /// The larger, identity the type's smallest value.
+    Max,
+    /// The smaller, identity the type's largest value.
+    Min,
+}
+
+impl WordForm {
+    /// The lowercase name, as the generated code's comments and template conditions say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WordForm::WrappingAdd => "add",
+            WordForm::And => "and",
+            WordForm::Or => "or",
+            WordForm::Xor => "xor",
+            WordForm::Max => "max",
+            WordForm::Min => "min",
+        }
+    }
 }
 
 /// How an operator's inputs become elements (`lift`) and its elements become outputs

@@ -120,6 +120,7 @@ impl LoweredOp {
             rhs: self.rhs.clone(),
             combine_body: self.combine_body.clone(),
             identity_body: self.identity_body.clone(),
+            word_form: None,
         }
     }
 }

@@ -246,6 +246,7 @@ fn device_op_fn(op: &scan_lower::LoweredOp) -> TokenStream2 {
                 rhs: ::std::string::String::from(#rhs),
                 combine_body: ::std::string::String::from(#cb),
                 identity_body: ::std::string::String::from(#ib),
+                word_form: None,
             }
         }
     }

@@ -18,6 +18,7 @@ fn affine_op() -> OpSpec {
         rhs: "g".into(),
         combine_body: "Affine r; r.a = g.a * f.a; r.b = g.a * f.b + g.b; return r;".into(),
         identity_body: "Affine r; r.a = 1.0f; r.b = 0.0f; return r;".into(),
+        word_form: None,
     }
 }
 

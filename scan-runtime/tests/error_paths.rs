@@ -718,6 +718,7 @@ impl ScanOp for WrongLayout {
             rhs: "b".into(),
             combine_body: "return a + b;".into(),
             identity_body: "return 0;".into(),
+            word_form: None,
         }
     }
 }
@@ -764,6 +765,7 @@ impl ScanOp for Broken {
             rhs: "b".into(),
             combine_body: "return a + no_such_variable;".into(),
             identity_body: "return 0;".into(),
+            word_form: None,
         }
     }
 }

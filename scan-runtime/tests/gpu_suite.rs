@@ -1358,6 +1358,46 @@ fn thread_runs_every_mode_direction_and_shape() {
     report.finish("thread_runs_every_mode_direction_and_shape");
 }
 
+/// Packed 1- and 2-byte items of the built-in integer monoids, which fold and scan whole words
+/// (scan-codegen's words.rs, tile_words.cu.tera): sums by dot products, and, or, xor lane-wise,
+/// 2-byte max and min by 16x2 compares, signed and unsigned, under shapes of 1 to 4 runs a thread
+/// of 1 to 8 words each, every mode and direction ([`check_policies`]: sizes around the tile, a
+/// prime, many tiles; aligned and unaligned buffers, in place).
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn word_combines_every_form_shape_mode_and_direction() {
+    // (threads, items, register cap, L2 prefetch tiles, runs per thread)
+    let shapes = [(128, 128, 6, 48, 4), (64, 16, 1, 0, 1), (32, 24, 1, 0, 3)];
+    let policies: Vec<TuningPolicy> = shapes
+        .iter()
+        .map(|&(threads, items, cap, prefetch, runs)| TuningPolicy {
+            min_blocks_per_sm: cap,
+            vector_bytes: 8,
+            l2_prefetch_tiles: prefetch,
+            thread_runs: runs,
+            ..TuningPolicy::new(threads, items)
+        })
+        .collect();
+    let gpu = gpu();
+    let mut report = Report::default();
+    let r = &mut report;
+    check_policies::<Add<u8>>(&gpu, r, "add u8", BuiltinOp::Add, &policies);
+    check_policies::<Add<i8>>(&gpu, r, "add i8", BuiltinOp::Add, &policies);
+    check_policies::<Add<u16>>(&gpu, r, "add u16", BuiltinOp::Add, &policies);
+    check_policies::<Add<i16>>(&gpu, r, "add i16", BuiltinOp::Add, &policies);
+    check_policies::<And<u8>>(&gpu, r, "and u8", BuiltinOp::And, &policies);
+    check_policies::<Or<i8>>(&gpu, r, "or i8", BuiltinOp::Or, &policies);
+    check_policies::<Xor<u8>>(&gpu, r, "xor u8", BuiltinOp::Xor, &policies);
+    check_policies::<And<i16>>(&gpu, r, "and i16", BuiltinOp::And, &policies);
+    check_policies::<Or<u16>>(&gpu, r, "or u16", BuiltinOp::Or, &policies);
+    check_policies::<Xor<i16>>(&gpu, r, "xor i16", BuiltinOp::Xor, &policies);
+    check_policies::<Max<u16>>(&gpu, r, "max u16", BuiltinOp::Max, &policies);
+    check_policies::<Max<i16>>(&gpu, r, "max i16", BuiltinOp::Max, &policies);
+    check_policies::<Min<u16>>(&gpu, r, "min u16", BuiltinOp::Min, &policies);
+    check_policies::<Min<i16>>(&gpu, r, "min i16", BuiltinOp::Min, &policies);
+    report.finish("word_combines_every_form_shape_mode_and_direction");
+}
+
 /// Packed 1-byte items (layout::packs_items) under every register cap the runtime may fall back
 /// to, and at every items-per-thread shape up to a full 64 registers, and 2-byte ones (unpacked):
 /// single-pass scans of odd products (a stray zero or a lost item shows at once) and sums,

@@ -24,6 +24,7 @@ fn op(name: &str, element: ElementType, combine: &str, identity: &str) -> OpSpec
         rhs: "rhs".into(),
         combine_body: combine.into(),
         identity_body: identity.into(),
+        word_form: None,
     }
 }
 

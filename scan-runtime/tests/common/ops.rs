@@ -46,6 +46,7 @@ impl ScanOp for Compose {
             rhs: "g".into(),
             combine_body: "Affine r; r.a = g.a * f.a; r.b = g.a * f.b + g.b; return r;".into(),
             identity_body: "Affine r; r.a = 1.0f; r.b = 0.0f; return r;".into(),
+            word_form: None,
         }
     }
 }
@@ -114,6 +115,7 @@ impl ScanOp for LastOfRun {
                            t.last = r.count != 0u ? r.last : l.last; return t;"
                 .into(),
             identity_body: "Tally t; t.sum = 0u; t.count = 0u; t.last = 0u; return t;".into(),
+            word_form: None,
         }
     }
 }
@@ -194,6 +196,7 @@ impl ScanOp for MatMul {
                 .into(),
             identity_body:
                 "Mat2 p; p.m00 = 1ull; p.m01 = 0ull; p.m10 = 0ull; p.m11 = 1ull; return p;".into(),
+            word_form: None,
         }
     }
 }
@@ -263,6 +266,7 @@ impl ScanOp for ComposeCounted {
                 .into(),
             identity_body: "CountedAffine p; p.a = 1ull; p.b = 0ull; p.count = 0ull; return p;"
                 .into(),
+            word_form: None,
         }
     }
 }
@@ -321,6 +325,7 @@ impl ScanOp for Compose64 {
             rhs: "r".into(),
             combine_body: "Affine64 p; p.a = l.a * r.a; p.b = l.b * r.a + r.b; return p;".into(),
             identity_body: "Affine64 p; p.a = 1ull; p.b = 0ull; return p;".into(),
+            word_form: None,
         }
     }
 }
@@ -377,6 +382,7 @@ impl ScanOp for ComposeBytes {
             combine_body:
                 "ByteAffine r; r.a = (u8)(g.a * f.a); r.b = (u8)(g.a * f.b + g.b); return r;".into(),
             identity_body: "ByteAffine r; r.a = 1; r.b = 0; return r;".into(),
+            word_form: None,
         }
     }
 }
