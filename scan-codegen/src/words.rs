@@ -21,6 +21,9 @@ pub(crate) struct WordCombine {
     pub signed: bool,
     /// The identity in every lane of a word: what a word shifted by lanes is filled with.
     pub identity_word: String,
+    /// 1-byte max and min: a word's bytes are compared as two words of 16-bit lanes (its even
+    /// and its odd bytes, widened), there being no instruction on 8-bit lanes.
+    pub split_bytes: bool,
     /// Max and min: sm_90's PTX instruction on two words of 16-bit lanes (`max.s16x2`), and
     /// the CUDA intrinsic older archs emulate it with (`__vmaxs2`). Empty for other forms.
     pub lanes_instruction: String,
@@ -34,8 +37,8 @@ pub(crate) struct WordCombine {
 /// column and fused tiles combine lifted values item by item (their callers pass `false` for
 /// `plain_tile`).
 ///
-/// Max and min take 2-byte items only: the lanes are sm_90's `max.u16x2` and kin (1-byte lanes
-/// have no such instruction).
+/// Max and min compare 16-bit lanes (sm_90's `max.u16x2` and kin); 1-byte items are split into
+/// two words of them.
 pub(crate) fn word_combine(
     op: &OpSpec,
     policy: &TuningPolicy,
@@ -52,9 +55,6 @@ pub(crate) fn word_combine(
     let per_word = layout::items_per_register(size) as u32;
     let runs = policy.thread_runs.max(1);
     if !(policy.items_per_thread / runs).is_multiple_of(per_word) {
-        return None;
-    }
-    if matches!(form, WordForm::Max | WordForm::Min) && size != 2 {
         return None;
     }
     let lane_bits = 8 * size as u32;
@@ -77,6 +77,7 @@ pub(crate) fn word_combine(
         lane_bits,
         signed,
         identity_word: format!("0x{identity_word:08x}u"),
+        split_bytes: matches!(form, WordForm::Max | WordForm::Min) && lane_bits == 8,
         lanes_instruction,
         lanes_intrinsic,
     })
@@ -127,7 +128,9 @@ mod tests {
         // Runs of 6 bytes end mid-word.
         assert!(combine(BuiltinOp::Add, PrimType::U8, 24, 4).is_none());
         assert!(combine(BuiltinOp::Mul, PrimType::U8, 256, 4).is_none());
-        assert!(combine(BuiltinOp::Max, PrimType::U8, 256, 4).is_none());
+        assert!(combine(BuiltinOp::Max, PrimType::U8, 256, 4).unwrap().split_bytes);
+        assert!(!combine(BuiltinOp::Min, PrimType::I16, 128, 4).unwrap().split_bytes);
+        assert!(!combine(BuiltinOp::Add, PrimType::I8, 256, 4).unwrap().split_bytes);
         assert!(combine(BuiltinOp::Add, PrimType::F16, 128, 4).is_none());
         assert!(combine(BuiltinOp::Add, PrimType::I32, 64, 1).is_none());
         // One item per thread: not packed.

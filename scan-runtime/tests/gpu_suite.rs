@@ -1360,7 +1360,8 @@ fn thread_runs_every_mode_direction_and_shape() {
 
 /// Packed 1- and 2-byte items of the built-in integer monoids, which fold and scan whole words
 /// (scan-codegen's words.rs, tile_words.cu.tera): sums by dot products, and, or, xor lane-wise,
-/// 2-byte max and min by 16x2 compares, signed and unsigned, under shapes of 1 to 4 runs a thread
+/// max and min by 16x2 compares (1-byte items split into even and odd bytes), signed and
+/// unsigned, under shapes of 1 to 4 runs a thread
 /// of 1 to 8 words each, every mode and direction ([`check_policies`]: sizes around the tile, a
 /// prime, many tiles; aligned and unaligned buffers, in place).
 #[test]
@@ -1395,6 +1396,10 @@ fn word_combines_every_form_shape_mode_and_direction() {
     check_policies::<Max<i16>>(&gpu, r, "max i16", BuiltinOp::Max, &policies);
     check_policies::<Min<u16>>(&gpu, r, "min u16", BuiltinOp::Min, &policies);
     check_policies::<Min<i16>>(&gpu, r, "min i16", BuiltinOp::Min, &policies);
+    check_policies::<Max<u8>>(&gpu, r, "max u8", BuiltinOp::Max, &policies);
+    check_policies::<Max<i8>>(&gpu, r, "max i8", BuiltinOp::Max, &policies);
+    check_policies::<Min<u8>>(&gpu, r, "min u8", BuiltinOp::Min, &policies);
+    check_policies::<Min<i8>>(&gpu, r, "min i8", BuiltinOp::Min, &policies);
     report.finish("word_combines_every_form_shape_mode_and_direction");
 }
 
