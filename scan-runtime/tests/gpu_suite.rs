@@ -1403,6 +1403,48 @@ fn word_combines_every_form_shape_mode_and_direction() {
     report.finish("word_combines_every_form_shape_mode_and_direction");
 }
 
+/// Reductions (`Gpu::reducer`: the reducing kernels, which fold only) of the packed 1- and
+/// 2-byte built-in monoids that fold whole words, at sizes around the tile and past many tiles,
+/// from a random initial value.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn word_combine_reductions() {
+    fn run<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp)
+    where
+        Op::Elem: TestValue,
+    {
+        let mut reducer = match gpu.reducer::<Op>() {
+            Ok(r) => r,
+            Err(e) => return report.fail(format!("{label}: building the reducer failed: {e}")),
+        };
+        let tile = reducer.tile_items();
+        let mut rng = Rng::new(label);
+        for n in [1, 31, 33, tile - 1, tile, tile + 1, 997, 1_000_003, 50 * tile + 5] {
+            let input: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+            let init = Op::Elem::random(&mut rng, op);
+            let want = input.iter().fold(init, |a, &x| Op::combine(a, x));
+            let result = reducer
+                .reduce(&input, init)
+                .map_err(|e| e.to_string())
+                .and_then(|got| first_mismatch(&[want], &[got]));
+            report.record(&format!("{label} reduce n={n}"), result);
+        }
+    }
+    let gpu = gpu();
+    let mut report = Report::default();
+    let r = &mut report;
+    run::<Add<u8>>(&gpu, r, "add u8", BuiltinOp::Add);
+    run::<Add<i16>>(&gpu, r, "add i16", BuiltinOp::Add);
+    run::<Xor<i8>>(&gpu, r, "xor i8", BuiltinOp::Xor);
+    run::<And<u16>>(&gpu, r, "and u16", BuiltinOp::And);
+    run::<Or<u8>>(&gpu, r, "or u8", BuiltinOp::Or);
+    run::<Max<i8>>(&gpu, r, "max i8", BuiltinOp::Max);
+    run::<Min<u8>>(&gpu, r, "min u8", BuiltinOp::Min);
+    run::<Max<u16>>(&gpu, r, "max u16", BuiltinOp::Max);
+    run::<Min<i16>>(&gpu, r, "min i16", BuiltinOp::Min);
+    report.finish("word_combine_reductions");
+}
+
 /// Packed 1-byte items (layout::packs_items) under every register cap the runtime may fall back
 /// to, and at every items-per-thread shape up to a full 64 registers, and 2-byte ones (unpacked):
 /// single-pass scans of odd products (a stray zero or a lost item shows at once) and sums,
