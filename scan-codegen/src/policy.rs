@@ -252,6 +252,14 @@ impl TuningPolicy {
         // bench/experiments). Shared memory allows 6 blocks of a 32 KiB tile as well. Where the
         // cap makes ptxas spill (8-byte elements, small-integer min/max, 64-bit mul),
         // the runtime rebuilds with `relaxed_register_cap` (scan-runtime's gpu.rs).
+        //
+        // 1-byte elements take the same 32 KiB tile as 256 threads of 128 bytes, under a 5-block
+        // cap (6 blocks of 256 threads leave 42 registers, where ptxas spilled): a packed byte
+        // thread's fold and scan are longer chains of instructions than a wider element's, and
+        // twice the threads halve them. H100, 2^28, `scangen tune`: u8 sums 0.902 -> 0.918,
+        // products 0.843 -> 0.868; max, min and xor within noise (0.90-0.91 either way). 2-byte
+        // elements gained nothing from it (u16 sums 0.947 / 0.950, i16 max 0.957 / 0.942).
+        let size = elem_size.max(1);
         let (block_threads, bytes_per_thread, max_items, smem_budget, min_blocks): (
             u32,
             usize,
@@ -259,12 +267,12 @@ impl TuningPolicy {
             usize,
             u32,
         ) = match (sm, algorithm) {
+            (90.., Algorithm::SinglePass) if size == 1 => (256, 128, 64, 32 * 1024, 5),
             (90.., Algorithm::SinglePass) => (128, 256, 64, 32 * 1024, 6),
             (90.., _) => (256, 64, 16, 16 * 1024, 1),
             (80..=89, _) => (128, 64, 16, 16 * 1024, 1),
             _ => (128, 32, 16, 16 * 1024, 1),
         };
-        let size = elem_size.max(1);
         // Packed items sit 4 / size to a register (layout::packs_items), so the cap on registers
         // allows that many more of them: a u8 thread holds its 256 bytes in 64 registers, as an
         // i32 thread does (one register per item held only 64 bytes, and u8 reached 0.44 of a
@@ -689,6 +697,11 @@ impl TuningPolicy {
             return None;
         }
         let large = TuningPolicy::for_target(sm, algorithm, elem_size);
+        // 1-byte elements' default is already the 32 KiB tile held by 256 threads, which was
+        // their mid-size shape before it became their default: it serves mid sizes too.
+        if large.block_threads > 128 {
+            return Some(large);
+        }
         if large.items_per_thread < 2 || large.block_threads * 2 > 1024 {
             return None;
         }
@@ -945,20 +958,28 @@ mod tests {
                 shapes.push(shape(&policy));
             }
             // Fewer runs first; then 768 threads per SM at 6, 5 and 3 blocks; the wide tile
-            // then widens once more.
-            assert_eq!(
-                shapes,
-                [
+            // then widens once more. 1-byte tiles start at 256 threads under a 5-block cap.
+            let expected: &[(u32, u32, u32)] = if size == 1 {
+                &[
+                    (256, 5, 4),
+                    (256, 5, 2),
+                    (256, 5, 1),
+                    (512, 3, 1),
+                    (1024, 2, 1),
+                    (1024, 1, 1),
+                ]
+            } else {
+                &[
                     (128, 6, 4),
                     (128, 6, 2),
                     (128, 6, 1),
                     (128, 5, 1),
                     (256, 3, 1),
                     (512, 2, 1),
-                    (512, 1, 1)
-                ],
-                "{size}-byte elements"
-            );
+                    (512, 1, 1),
+                ]
+            };
+            assert_eq!(shapes, expected, "{size}-byte elements");
         }
     }
 
@@ -1080,7 +1101,14 @@ mod tests {
 
     #[test]
     fn mid_input_shapes_keep_the_default_tile_with_twice_the_threads() {
-        for size in [1usize, 2, 4, 8, 16] {
+        // 1-byte elements' default is that shape already.
+        let bytes = TuningPolicy::for_target(90, Algorithm::SinglePass, 1);
+        assert_eq!((bytes.block_threads, bytes.items_per_thread), (256, 128));
+        assert_eq!(
+            TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 1),
+            Some(bytes)
+        );
+        for size in [2usize, 4, 8, 16] {
             let large = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
             let mid = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, size)
                 .unwrap_or_else(|| panic!("{size}-byte elements have a mid-size shape"));
