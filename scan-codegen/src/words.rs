@@ -128,9 +128,21 @@ mod tests {
         // Runs of 6 bytes end mid-word.
         assert!(combine(BuiltinOp::Add, PrimType::U8, 24, 4).is_none());
         assert!(combine(BuiltinOp::Mul, PrimType::U8, 256, 4).is_none());
-        assert!(combine(BuiltinOp::Max, PrimType::U8, 256, 4).unwrap().split_bytes);
-        assert!(!combine(BuiltinOp::Min, PrimType::I16, 128, 4).unwrap().split_bytes);
-        assert!(!combine(BuiltinOp::Add, PrimType::I8, 256, 4).unwrap().split_bytes);
+        assert!(
+            combine(BuiltinOp::Max, PrimType::U8, 256, 4)
+                .unwrap()
+                .split_bytes
+        );
+        assert!(
+            !combine(BuiltinOp::Min, PrimType::I16, 128, 4)
+                .unwrap()
+                .split_bytes
+        );
+        assert!(
+            !combine(BuiltinOp::Add, PrimType::I8, 256, 4)
+                .unwrap()
+                .split_bytes
+        );
         assert!(combine(BuiltinOp::Add, PrimType::F16, 128, 4).is_none());
         assert!(combine(BuiltinOp::Add, PrimType::I32, 64, 1).is_none());
         // One item per thread: not packed.

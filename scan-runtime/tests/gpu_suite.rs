@@ -1419,7 +1419,17 @@ fn word_combine_reductions() {
         };
         let tile = reducer.tile_items();
         let mut rng = Rng::new(label);
-        for n in [1, 31, 33, tile - 1, tile, tile + 1, 997, 1_000_003, 50 * tile + 5] {
+        for n in [
+            1,
+            31,
+            33,
+            tile - 1,
+            tile,
+            tile + 1,
+            997,
+            1_000_003,
+            50 * tile + 5,
+        ] {
             let input: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
             let init = Op::Elem::random(&mut rng, op);
             let want = input.iter().fold(init, |a, &x| Op::combine(a, x));
