@@ -481,6 +481,79 @@ mod tests {
         assert_eq!(<Max<i32> as ScanOp>::identity(), i32::MIN);
     }
 
+    /// Trying every pair of bytes finds each 1-byte built-in's own word form, and none for
+    /// operators that are not one.
+    #[test]
+    fn byte_word_forms_are_found_by_trying_every_pair() {
+        fn found<Op: ScanOp>(ty: PrimType) -> Option<WordForm>
+        where
+            Op::Elem: Copy,
+        {
+            assert_eq!(std::mem::size_of::<Op::Elem>(), 1);
+            let elem = |b: u8| unsafe { std::mem::transmute_copy::<u8, Op::Elem>(&b) };
+            let bits = |e: Op::Elem| unsafe { std::mem::transmute_copy::<Op::Elem, u8>(&e) };
+            WordForm::of_byte_op(ty, bits(Op::identity()), |a, b| {
+                bits(Op::combine(elem(a), elem(b)))
+            })
+        }
+        for (ty, forms) in [
+            (
+                PrimType::U8,
+                [
+                    found::<Add<u8>>(PrimType::U8),
+                    found::<And<u8>>(PrimType::U8),
+                    found::<Or<u8>>(PrimType::U8),
+                    found::<Xor<u8>>(PrimType::U8),
+                    found::<Max<u8>>(PrimType::U8),
+                    found::<Min<u8>>(PrimType::U8),
+                ],
+            ),
+            (
+                PrimType::I8,
+                [
+                    found::<Add<i8>>(PrimType::I8),
+                    found::<And<i8>>(PrimType::I8),
+                    found::<Or<i8>>(PrimType::I8),
+                    found::<Xor<i8>>(PrimType::I8),
+                    found::<Max<i8>>(PrimType::I8),
+                    found::<Min<i8>>(PrimType::I8),
+                ],
+            ),
+        ] {
+            let want: Vec<Option<WordForm>> = WordForm::ALL.into_iter().map(Some).collect();
+            assert_eq!(forms.to_vec(), want, "{ty:?}");
+            // The built-ins' specs say the same forms.
+            let ops = [
+                BuiltinOp::Add,
+                BuiltinOp::And,
+                BuiltinOp::Or,
+                BuiltinOp::Xor,
+                BuiltinOp::Max,
+                BuiltinOp::Min,
+            ];
+            let said: Vec<Option<WordForm>> = ops
+                .iter()
+                .map(|op| op.spec(ty).unwrap().word_form)
+                .collect();
+            assert_eq!(said, want, "{ty:?}");
+        }
+        assert_eq!(found::<Mul<u8>>(PrimType::U8), None);
+        // u8's max is not i8's: the order differs.
+        assert_eq!(WordForm::of_byte_op(PrimType::I8, 0, |a, b| a.max(b)), None);
+        // Right combine, wrong identity.
+        assert_eq!(
+            WordForm::of_byte_op(PrimType::U8, 1, |a, b| a.wrapping_add(b)),
+            None
+        );
+        // Not commutative: the later operand.
+        assert_eq!(WordForm::of_byte_op(PrimType::U8, 0, |_, b| b), None);
+        // Wider types are never tried.
+        assert_eq!(
+            WordForm::of_byte_op(PrimType::U16, 0, |a, b| a.wrapping_add(b)),
+            None
+        );
+    }
+
     #[test]
     fn every_supported_pair_has_a_typed_spec() {
         let n: usize = BuiltinOp::ALL.iter().map(|o| o.types().len()).sum();

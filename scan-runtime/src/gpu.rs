@@ -217,7 +217,7 @@ impl Gpu {
     where
         Op::Elem: DeviceRepr,
     {
-        let op = Op::device_op();
+        let op = crate::op_spec::device_op_of::<Op>();
         let declared = op.element.size();
         let actual = std::mem::size_of::<Op::Elem>();
         if declared != actual {

@@ -81,6 +81,7 @@ mod error;
 mod extras;
 mod gpu;
 pub mod launch_plan;
+mod op_spec;
 mod options;
 mod reduce;
 mod scanner;

@@ -1400,7 +1400,42 @@ fn word_combines_every_form_shape_mode_and_direction() {
     check_policies::<Max<i8>>(&gpu, r, "max i8", BuiltinOp::Max, &policies);
     check_policies::<Min<u8>>(&gpu, r, "min u8", BuiltinOp::Min, &policies);
     check_policies::<Min<i8>>(&gpu, r, "min i8", BuiltinOp::Min, &policies);
+    // An operator that does not say its form: the runtime finds it from the Rust side.
+    check_policies::<UnsaidByteMax>(&gpu, r, "unsaid max i8", BuiltinOp::Max, &policies);
+    let took_words = gpu
+        .scanner::<UnsaidByteMax>(opts(Algorithm::SinglePass, ScanMode::Inclusive))
+        .map_err(|e| e.to_string())
+        .and_then(|s| match s.source().contains("scan_word_inclusive") {
+            true => Ok(()),
+            false => Err("the default tile does not fold whole words".to_string()),
+        });
+    r.record("unsaid max i8 takes the word path", took_words);
     report.finish("word_combines_every_form_shape_mode_and_direction");
+}
+
+/// i8 max written by hand, whose `device_op` does not say its word form: the runtime proves it
+/// (`WordForm::of_byte_op`) and its tiles take the word path.
+struct UnsaidByteMax;
+
+impl ScanOp for UnsaidByteMax {
+    type Elem = i8;
+    fn identity() -> i8 {
+        i8::MIN
+    }
+    fn combine(a: i8, b: i8) -> i8 {
+        if b > a {
+            b
+        } else {
+            a
+        }
+    }
+    fn device_op() -> scan_core::OpSpec {
+        scan_core::OpSpec {
+            name: "unsaid_max".into(),
+            word_form: None,
+            ..Max::<i8>::device_op()
+        }
+    }
 }
 
 /// Reductions (`Gpu::reducer`: the reducing kernels, which fold only) of the packed 1- and

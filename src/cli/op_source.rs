@@ -2,7 +2,7 @@
 //! `#[scan_op]` impl in a Rust source file.
 
 use clap::Args;
-use scan_core::{BuiltinOp, OpSpec, PrimType};
+use scan_core::{BuiltinOp, ElementType, OpSpec, PrimType, WordForm};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Args)]
@@ -62,6 +62,7 @@ impl OpSource {
         let (file, shown) = self.parse_file("a GPU scan of an operator needs --file FILE")?;
         let render = |e: scan_lower::FileError| e.render(&shown);
         let (spec, transform) = file.op_transform(&self.op).map_err(render)?;
+        let spec = proven_word_form(&file, &self.op, spec);
         let identity = file.evaluator(&self.op).map_err(render)?.identity()?;
         Ok(gpu.byte_scanner(&spec, transform.as_ref(), &identity, opts)?)
     }
@@ -87,7 +88,8 @@ impl OpSource {
         match &self.file {
             Some(_) => {
                 let (file, shown) = self.parse_file("")?;
-                Ok(file.op_spec(&self.op).map_err(|e| e.render(&shown))?)
+                let spec = file.op_spec(&self.op).map_err(|e| e.render(&shown))?;
+                Ok(proven_word_form(&file, &self.op, spec))
             }
             None => {
                 let op = BuiltinOp::from_name(&self.op).ok_or_else(|| {
@@ -109,5 +111,83 @@ impl OpSource {
                 Ok(op.spec(ty)?)
             }
         }
+    }
+}
+
+/// `spec` with the word form its operator's evaluated identity and combine prove, where it is a
+/// 1-byte integer operator that says none (`WordForm::of_byte_op`: all 65536 pairs), as the
+/// runtime does for `ScanOp` operators. An evaluation error proves nothing.
+fn proven_word_form(file: &scan_lower::OpsFile, name: &str, mut spec: OpSpec) -> OpSpec {
+    let ElementType::Prim(ty @ (PrimType::U8 | PrimType::I8)) = spec.element else {
+        return spec;
+    };
+    if spec.word_form.is_some() {
+        return spec;
+    }
+    let Ok(eval) = file.evaluator(name) else {
+        return spec;
+    };
+    let Ok(identity) = eval.identity() else {
+        return spec;
+    };
+    let failed = std::cell::Cell::new(false);
+    let form = WordForm::of_byte_op(ty, identity[0], |a, b| match eval.combine(&[a], &[b]) {
+        Ok(out) => out[0],
+        Err(_) => {
+            failed.set(true);
+            0
+        }
+    });
+    if !failed.get() {
+        spec.word_form = form;
+    }
+    spec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_operators_of_a_file_get_the_word_form_they_are() {
+        let text = r#"
+            use scangen::scan_op;
+            pub struct ByteSum;
+            #[scan_op]
+            impl ScanOp for ByteSum {
+                type Elem = u8;
+                fn identity() -> u8 { 0 }
+                fn combine(a: u8, b: u8) -> u8 { a.wrapping_add(b) }
+            }
+            pub struct SignedMin;
+            #[scan_op]
+            impl ScanOp for SignedMin {
+                type Elem = i8;
+                fn identity() -> i8 { i8::MAX }
+                fn combine(a: i8, b: i8) -> i8 { if b < a { b } else { a } }
+            }
+            pub struct LastNonZero;
+            #[scan_op]
+            impl ScanOp for LastNonZero {
+                type Elem = i8;
+                fn identity() -> i8 { 0 }
+                fn combine(a: i8, b: i8) -> i8 { if b == 0 { a } else { b } }
+            }
+            pub struct WideSum;
+            #[scan_op]
+            impl ScanOp for WideSum {
+                type Elem = u16;
+                fn identity() -> u16 { 0 }
+                fn combine(a: u16, b: u16) -> u16 { a.wrapping_add(b) }
+            }
+        "#;
+        let file = scan_lower::parse_ops_file(text).unwrap();
+        let form =
+            |name: &str| proven_word_form(&file, name, file.op_spec(name).unwrap()).word_form;
+        assert_eq!(form("ByteSum"), Some(WordForm::WrappingAdd));
+        assert_eq!(form("SignedMin"), Some(WordForm::Min));
+        assert_eq!(form("LastNonZero"), None);
+        // Only bytes are proven by trying every pair.
+        assert_eq!(form("WideSum"), None);
     }
 }
