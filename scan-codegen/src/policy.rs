@@ -672,8 +672,9 @@ impl TuningPolicy {
     }
 
     /// A third shape for inputs between the small and the default ones
-    /// ([`Self::input_size`]): the default tile, held by twice the threads with half the items
-    /// each. Such an input fills at most one wave of tiles, so each SM runs a block or a few
+    /// ([`Self::input_size`]): the default tile, held by [`Self::MID_INPUT_THREADS`] threads
+    /// (twice the default's 128, with half the items each; 1-byte elements' default already
+    /// has 256, so it is their mid-size shape too). Such an input fills at most one wave of tiles, so each SM runs a block or a few
     /// rather than many, and a tile's serial steps (its loads, its thread fold, the look-back
     /// wait) are the scan's time: more threads per tile shorten each. `None` before sm_90, for
     /// hierarchical scans, and for elements over 16 bytes (whose wider blocks lose occupancy:
@@ -697,17 +698,14 @@ impl TuningPolicy {
             return None;
         }
         let large = TuningPolicy::for_target(sm, algorithm, elem_size);
-        // 1-byte elements' default is already the 32 KiB tile held by 256 threads, which was
-        // their mid-size shape before it became their default: it serves mid sizes too.
-        if large.block_threads > 128 {
-            return Some(large);
-        }
-        if large.items_per_thread < 2 || large.block_threads * 2 > 1024 {
+        // Twice the default's 128 threads; 1-byte elements' default already has them.
+        let threads = Self::MID_INPUT_THREADS.max(large.block_threads);
+        if !large.tile_items().is_multiple_of(threads) {
             return None;
         }
         let policy = TuningPolicy {
-            block_threads: large.block_threads * 2,
-            items_per_thread: large.items_per_thread / 2,
+            block_threads: threads,
+            items_per_thread: large.tile_items() / threads,
             ..large
         };
         let align = elem_size.min(8);
@@ -716,6 +714,9 @@ impl TuningPolicy {
                 <= Self::MAX_STATIC_SHARED_BYTES;
         fits.then_some(policy)
     }
+
+    /// Threads of the mid-size shape's blocks ([`Self::for_mid_input`]).
+    pub const MID_INPUT_THREADS: u32 = 256;
 
     /// Waves of the mid-size shape's blocks (its register cap's blocks on every SM) up to which
     /// an input takes that shape ([`Self::input_size`]).

@@ -7,7 +7,8 @@
 
 use crate::element::PrimType;
 use crate::op::ScanOp;
-use crate::spec::{ElementType, OpSpec, WordForm};
+use crate::spec::{ElementType, OpSpec};
+use crate::word_form::WordForm;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -485,38 +486,27 @@ mod tests {
     /// operators that are not one.
     #[test]
     fn byte_word_forms_are_found_by_trying_every_pair() {
-        fn found<Op: ScanOp>(ty: PrimType) -> Option<WordForm>
-        where
-            Op::Elem: Copy,
-        {
-            assert_eq!(std::mem::size_of::<Op::Elem>(), 1);
-            let elem = |b: u8| unsafe { std::mem::transmute_copy::<u8, Op::Elem>(&b) };
-            let bits = |e: Op::Elem| unsafe { std::mem::transmute_copy::<Op::Elem, u8>(&e) };
-            WordForm::of_byte_op(ty, bits(Op::identity()), |a, b| {
-                bits(Op::combine(elem(a), elem(b)))
-            })
-        }
         for (ty, forms) in [
             (
                 PrimType::U8,
                 [
-                    found::<Add<u8>>(PrimType::U8),
-                    found::<And<u8>>(PrimType::U8),
-                    found::<Or<u8>>(PrimType::U8),
-                    found::<Xor<u8>>(PrimType::U8),
-                    found::<Max<u8>>(PrimType::U8),
-                    found::<Min<u8>>(PrimType::U8),
+                    WordForm::of_byte_scan_op::<Add<u8>>(),
+                    WordForm::of_byte_scan_op::<And<u8>>(),
+                    WordForm::of_byte_scan_op::<Or<u8>>(),
+                    WordForm::of_byte_scan_op::<Xor<u8>>(),
+                    WordForm::of_byte_scan_op::<Max<u8>>(),
+                    WordForm::of_byte_scan_op::<Min<u8>>(),
                 ],
             ),
             (
                 PrimType::I8,
                 [
-                    found::<Add<i8>>(PrimType::I8),
-                    found::<And<i8>>(PrimType::I8),
-                    found::<Or<i8>>(PrimType::I8),
-                    found::<Xor<i8>>(PrimType::I8),
-                    found::<Max<i8>>(PrimType::I8),
-                    found::<Min<i8>>(PrimType::I8),
+                    WordForm::of_byte_scan_op::<Add<i8>>(),
+                    WordForm::of_byte_scan_op::<And<i8>>(),
+                    WordForm::of_byte_scan_op::<Or<i8>>(),
+                    WordForm::of_byte_scan_op::<Xor<i8>>(),
+                    WordForm::of_byte_scan_op::<Max<i8>>(),
+                    WordForm::of_byte_scan_op::<Min<i8>>(),
                 ],
             ),
         ] {
@@ -537,7 +527,7 @@ mod tests {
                 .collect();
             assert_eq!(said, want, "{ty:?}");
         }
-        assert_eq!(found::<Mul<u8>>(PrimType::U8), None);
+        assert_eq!(WordForm::of_byte_scan_op::<Mul<u8>>(), None);
         // u8's max is not i8's: the order differs.
         assert_eq!(WordForm::of_byte_op(PrimType::I8, 0, |a, b| a.max(b)), None);
         // Right combine, wrong identity.

@@ -14,11 +14,13 @@ pub use half;
 mod element;
 mod op;
 mod spec;
+mod word_form;
 
 pub use builtin::{BuiltinOp, UnsupportedBuiltin};
 pub use element::{field_type_of, FieldType, Leaf, PrimType, ScanElement, StructDecl, StructField};
 pub use op::{ScanOp, Transform};
-pub use spec::{ElementType, OpSpec, TransformSpec, WordForm};
+pub use spec::{ElementType, OpSpec, TransformSpec};
+pub use word_form::WordForm;
 
 /// The Rust-semantics C++ helpers every generated kernel includes (`rs_wrapping_add`, `rs_shl`,
 /// `rs_max`, ...): what lowered operators call so that the CUDA keeps Rust's meaning. Lives here,

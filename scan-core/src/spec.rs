@@ -1,6 +1,7 @@
 //! The operator IR: what code generation needs to know about an operator.
 
 use crate::element::{PrimType, StructDecl};
+use crate::word_form::WordForm;
 
 /// The element type of an operator, as generated C sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -74,101 +75,6 @@ pub struct OpSpec {
     /// with SIMD-within-a-register instructions instead of item by item. `None` for any other
     /// operator; the word code is only as right as this claim.
     pub word_form: Option<WordForm>,
-}
-
-/// A standard monoid on an integer element's bits ([`OpSpec::word_form`]): combine and identity
-/// are exactly these, for the element's type and signedness.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WordForm {
-    /// `a.wrapping_add(b)`, identity 0.
-    WrappingAdd,
-    /// `a & b`, identity all ones.
-    And,
-    /// `a | b`, identity 0.
-    Or,
-    /// `a ^ b`, identity 0.
-    Xor,
-    /// The larger, identity the type's smallest value.
-    Max,
-    /// The smaller, identity the type's largest value.
-    Min,
-}
-
-impl WordForm {
-    /// Every form, in declaration order.
-    pub const ALL: [WordForm; 6] = [
-        WordForm::WrappingAdd,
-        WordForm::And,
-        WordForm::Or,
-        WordForm::Xor,
-        WordForm::Max,
-        WordForm::Min,
-    ];
-
-    /// The form a 1-byte integer operator (`ty` is `u8` or `i8`) is, found by trying every pair
-    /// of operands: an operator whose identity is a form's and whose combine agrees with the
-    /// form's on all 65536 pairs is that form, which makes this a proof, not a guess. `None`
-    /// for other types and for an operator that is none of them.
-    pub fn of_byte_op(
-        ty: PrimType,
-        identity: u8,
-        combine: impl Fn(u8, u8) -> u8,
-    ) -> Option<WordForm> {
-        if !matches!(ty, PrimType::U8 | PrimType::I8) {
-            return None;
-        }
-        let signed = ty == PrimType::I8;
-        WordForm::ALL.into_iter().find(|form| {
-            form.byte_identity(signed) == identity
-                && (0..=255u8)
-                    .all(|a| (0..=255u8).all(|b| combine(a, b) == form.on_bytes(signed, a, b)))
-        })
-    }
-
-    /// The form's identity on a byte of the given signedness, as bits.
-    fn byte_identity(self, signed: bool) -> u8 {
-        match self {
-            WordForm::WrappingAdd | WordForm::Or | WordForm::Xor => 0,
-            WordForm::And => 0xff,
-            WordForm::Max if signed => 0x80,
-            WordForm::Max => 0,
-            WordForm::Min if signed => 0x7f,
-            WordForm::Min => 0xff,
-        }
-    }
-
-    /// The form's combine on two bytes of the given signedness, as bits.
-    fn on_bytes(self, signed: bool, a: u8, b: u8) -> u8 {
-        let ordered = |x: u8| {
-            if signed {
-                (x as i8 as i16) + 128
-            } else {
-                x as i16
-            }
-        };
-        match self {
-            WordForm::WrappingAdd => a.wrapping_add(b),
-            WordForm::And => a & b,
-            WordForm::Or => a | b,
-            WordForm::Xor => a ^ b,
-            WordForm::Max if ordered(b) > ordered(a) => b,
-            WordForm::Max => a,
-            WordForm::Min if ordered(b) < ordered(a) => b,
-            WordForm::Min => a,
-        }
-    }
-
-    /// The lowercase name, as the generated code's comments and template conditions say it.
-    pub fn name(self) -> &'static str {
-        match self {
-            WordForm::WrappingAdd => "add",
-            WordForm::And => "and",
-            WordForm::Or => "or",
-            WordForm::Xor => "xor",
-            WordForm::Max => "max",
-            WordForm::Min => "min",
-        }
-    }
 }
 
 /// How an operator's inputs become elements (`lift`) and its elements become outputs

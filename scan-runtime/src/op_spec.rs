@@ -1,32 +1,16 @@
 //! The operator as code generation gets it: `ScanOp::device_op`, and what running its Rust side
 //! proves about it.
 
-use scan_core::{ElementType, OpSpec, PrimType, ScanElement, ScanOp, WordForm};
+use scan_core::{OpSpec, ScanElement, ScanOp, WordForm};
 
 /// `Op::device_op()`, with its word form found where the operator does not say one: a 1-byte
 /// integer operator whose Rust identity and combine are exactly a standard monoid's on all 65536
-/// pairs ([`WordForm::of_byte_op`]) is that monoid, so its packed tiles fold and scan whole
+/// pairs ([`WordForm::of_byte_scan_op`]) is that monoid, so its packed tiles fold and scan whole
 /// words as the built-ins' do (a user's `a.wrapping_add(b)` over `u8` runs as `Add<u8>`).
 pub(crate) fn device_op_of<Op: ScanOp>() -> OpSpec {
     let mut op = Op::device_op();
-    let byte = match (Op::Elem::element_type(), &op.element) {
-        (ElementType::Prim(t), ElementType::Prim(declared))
-            if t == *declared && matches!(t, PrimType::U8 | PrimType::I8) =>
-        {
-            Some(t)
-        }
-        _ => None,
-    };
-    if let (None, Some(ty)) = (op.word_form, byte) {
-        if std::mem::size_of::<Op::Elem>() == 1 {
-            // SAFETY: the element is u8 or i8 by its (unsafe) ScanElement impl, one byte, of
-            // which every bit pattern is a value.
-            let elem = |b: u8| unsafe { std::mem::transmute_copy::<u8, Op::Elem>(&b) };
-            let bits = |e: Op::Elem| unsafe { std::mem::transmute_copy::<Op::Elem, u8>(&e) };
-            op.word_form = WordForm::of_byte_op(ty, bits(Op::identity()), |a, b| {
-                bits(Op::combine(elem(a), elem(b)))
-            });
-        }
+    if op.word_form.is_none() && op.element == Op::Elem::element_type() {
+        op.word_form = WordForm::of_byte_scan_op::<Op>();
     }
     op
 }

@@ -1,0 +1,144 @@
+//! The standard integer monoids an operator may be ([`WordForm`], `OpSpec::word_form`), and the
+//! proof that a 1-byte operator is one.
+
+use crate::builtin::{Add, And, Max, Min, Or, Xor};
+use crate::element::{PrimType, ScanElement};
+use crate::op::ScanOp;
+use crate::spec::ElementType;
+
+/// A standard monoid on an integer element's bits (`OpSpec::word_form`): combine and identity
+/// are exactly the built-in's of that name, for the element's type and signedness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WordForm {
+    /// `a.wrapping_add(b)`, identity 0.
+    WrappingAdd,
+    /// `a & b`, identity all ones.
+    And,
+    /// `a | b`, identity 0.
+    Or,
+    /// `a ^ b`, identity 0.
+    Xor,
+    /// The larger, identity the type's smallest value.
+    Max,
+    /// The smaller, identity the type's largest value.
+    Min,
+}
+
+impl WordForm {
+    /// Every form, in declaration order.
+    pub const ALL: [WordForm; 6] = [
+        WordForm::WrappingAdd,
+        WordForm::And,
+        WordForm::Or,
+        WordForm::Xor,
+        WordForm::Max,
+        WordForm::Min,
+    ];
+
+    /// The lowercase name, as the generated code's comments and template conditions say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WordForm::WrappingAdd => "add",
+            WordForm::And => "and",
+            WordForm::Or => "or",
+            WordForm::Xor => "xor",
+            WordForm::Max => "max",
+            WordForm::Min => "min",
+        }
+    }
+
+    /// The form a 1-byte integer operator (`ty` is `u8` or `i8`) is, found by trying every pair
+    /// of operands: an operator whose identity is a form's and whose combine agrees with the
+    /// form's built-in on all 65536 pairs is that form, which makes this a proof, not a guess.
+    /// `None` for other types and for an operator that is none of them.
+    pub fn of_byte_op(
+        ty: PrimType,
+        identity: u8,
+        combine: impl Fn(u8, u8) -> u8,
+    ) -> Option<WordForm> {
+        let signed = match ty {
+            PrimType::U8 => false,
+            PrimType::I8 => true,
+            _ => return None,
+        };
+        WordForm::ALL.into_iter().find(|&form| {
+            let (form_identity, form_combine) = if signed {
+                on_bytes::<i8>(form)
+            } else {
+                on_bytes::<u8>(form)
+            };
+            form_identity == identity
+                && (0..=255u8).all(|a| (0..=255u8).all(|b| combine(a, b) == form_combine(a, b)))
+        })
+    }
+
+    /// [`WordForm::of_byte_op`] of `Op`'s own identity and combine, where its element is `u8`
+    /// or `i8` (by its `ScanElement` impl); `None` for any other element.
+    pub fn of_byte_scan_op<Op: ScanOp>() -> Option<WordForm> {
+        let ElementType::Prim(ty @ (PrimType::U8 | PrimType::I8)) = Op::Elem::element_type() else {
+            return None;
+        };
+        if std::mem::size_of::<Op::Elem>() != 1 {
+            return None;
+        }
+        // SAFETY: the element is u8 or i8 by its (unsafe) ScanElement impl: one byte, of which
+        // every bit pattern is a value.
+        let elem = |b: u8| unsafe { std::mem::transmute_copy::<u8, Op::Elem>(&b) };
+        let bits = |e: Op::Elem| unsafe { std::mem::transmute_copy::<Op::Elem, u8>(&e) };
+        WordForm::of_byte_op(ty, bits(Op::identity()), |a, b| {
+            bits(Op::combine(elem(a), elem(b)))
+        })
+    }
+}
+
+/// A byte type's value as bits and back.
+trait ByteBits: Copy {
+    fn from_bits(b: u8) -> Self;
+    fn to_bits(self) -> u8;
+}
+
+impl ByteBits for u8 {
+    fn from_bits(b: u8) -> u8 {
+        b
+    }
+    fn to_bits(self) -> u8 {
+        self
+    }
+}
+
+impl ByteBits for i8 {
+    fn from_bits(b: u8) -> i8 {
+        b as i8
+    }
+    fn to_bits(self) -> u8 {
+        self as u8
+    }
+}
+
+/// `form`'s built-in on bytes of type `T`: its identity and combine, as bits.
+fn on_bytes<T: ByteBits>(form: WordForm) -> (u8, fn(u8, u8) -> u8)
+where
+    Add<T>: ScanOp<Elem = T>,
+    And<T>: ScanOp<Elem = T>,
+    Or<T>: ScanOp<Elem = T>,
+    Xor<T>: ScanOp<Elem = T>,
+    Max<T>: ScanOp<Elem = T>,
+    Min<T>: ScanOp<Elem = T>,
+{
+    fn bits<Op: ScanOp>() -> (u8, fn(u8, u8) -> u8)
+    where
+        Op::Elem: ByteBits,
+    {
+        (Op::identity().to_bits(), |a, b| {
+            Op::combine(ByteBits::from_bits(a), ByteBits::from_bits(b)).to_bits()
+        })
+    }
+    match form {
+        WordForm::WrappingAdd => bits::<Add<T>>(),
+        WordForm::And => bits::<And<T>>(),
+        WordForm::Or => bits::<Or<T>>(),
+        WordForm::Xor => bits::<Xor<T>>(),
+        WordForm::Max => bits::<Max<T>>(),
+        WordForm::Min => bits::<Min<T>>(),
+    }
+}
