@@ -42,12 +42,9 @@ pub fn items_per_register(elem_size: usize) -> usize {
 /// Padding of the tile transpose buffer: `(every, elems)`, `elems` padding elements after each
 /// run of `every` elements (`every` 0: no padding).
 ///
-/// Unpacked: one padding element after every 128-byte bank row, so the blocked read (lane `l`
-/// reads `l * items + i`) spreads over all banks. As in CUB's `BlockExchange`, padding only pays
-/// when `items_per_thread` is a power of two (then every lane of a half row would hit the same
-/// banks); with odd counts the unpadded stride is already conflict-free and padding would add
-/// conflicts. Elements bigger than half a row, or of a size that is not a power of two, gain
-/// nothing from it.
+/// Unpacked ([`tile_padding`]): one padding element after each thread's run, or after each
+/// 128-byte bank row where a run is shorter, so the blocked accesses (lane `l` at element
+/// `l * items + i`) spread over the banks and the warp-striped ones stay within a row.
 ///
 /// Packed ([`packs_items`]): lanes read their runs as words, lane `l` word `k` at
 /// `l * run_words + k`; one padding word after each run makes the stride odd (conflict-free)
@@ -61,15 +58,56 @@ pub fn smem_padding(elem_size: usize, items_per_thread: u32) -> (u32, u32) {
             (0, 0)
         };
     }
-    match stage_padding(elem_size, items_per_thread) {
+    match tile_padding(elem_size, items_per_thread) {
         0 => (0, 0),
         every => (every, 1),
     }
 }
 
-/// One value of padding after every how many values (0: none) when values of `size` bytes,
-/// unpacked, move between warp-striped and blocked order ([`smem_padding`]'s rule for unpacked
-/// elements; also the fused exchange's rule for each input array and the output).
+/// Widest shared-memory access (4, 8 or 16 bytes) an element of `size` bytes is read with: the
+/// largest power of two, at most 16, that divides it (1 or 2 for the smallest elements).
+pub fn smem_access_bytes(size: usize) -> usize {
+    1 << size.max(1).trailing_zeros().min(4)
+}
+
+/// One padding element after every how many elements (0: none) of an unpacked tile's transpose
+/// buffer ([`smem_padding`]).
+///
+/// A warp instruction of the blocked order reads element `i` of each lane's run: accesses a run
+/// apart. A 16-byte access is served a quarter warp at a time (8 lanes x 16 bytes = one bank
+/// row), an 8-byte one a half warp at a time, and lanes whose accesses are a multiple of a bank
+/// row apart collide. They never do when the padded run is an odd number of accesses, which one
+/// padding element per run gives for power-of-two runs of elements that are an odd number of
+/// accesses themselves: every power of two up to 16 bytes, and the 12-, 20-, 24-, 40- and
+/// 48-byte structs. The warp-striped accesses (32 consecutive elements per instruction) cross at
+/// most one padding element. Where a run is shorter than a bank row, one element per row does
+/// the same (and keeps the striped rows whole).
+///
+/// Before, every power-of-two element took one element per bank row and the others none: runs
+/// of two or more rows had lanes l and l + 16 on one bank (i32 at 64 items, i64 at 32, 16-byte
+/// elements at 16: 2-way conflicts), and 24-byte elements at 8 items 8-way ones, 12-byte at 16
+/// items 16-way (the `blocked_accesses_are_conflict_free` test's model). A 32-byte element
+/// (two 16-byte accesses) can only halve its conflicts with whole padding elements: 4-way to
+/// 2-way at 8 items.
+pub fn tile_padding(size: usize, items_per_thread: u32) -> u32 {
+    if items_per_thread < 2 || !items_per_thread.is_power_of_two() {
+        // Odd runs of elements already spread over the banks; padding would add conflicts.
+        return 0;
+    }
+    let accesses = size / smem_access_bytes(size);
+    if size.is_power_of_two() && size <= BANK_ROW_BYTES / 2 {
+        ((BANK_ROW_BYTES / size) as u32).max(items_per_thread)
+    } else if !size.is_power_of_two() && accesses % 2 == 1 {
+        items_per_thread
+    } else {
+        0
+    }
+}
+
+/// One value of padding after every how many values (0: none) when a fused scan stages values of
+/// `size` bytes, unpacked, between warp-striped and blocked order: one per 128-byte bank row,
+/// for power-of-two values and runs. (The plain tile's rule, [`tile_padding`], pads per run
+/// where runs are longer than a row; the fused exchange keeps this one.)
 pub fn stage_padding(size: usize, items_per_thread: u32) -> u32 {
     let pow2_items = items_per_thread >= 2 && items_per_thread.is_power_of_two();
     if pow2_items && size.is_power_of_two() && size <= BANK_ROW_BYTES / 2 {
@@ -308,51 +346,128 @@ mod tests {
         assert_eq!(blelloch_smem_elems(1024), 1024 + 31);
     }
 
-    /// Bank of each 4-byte word a warp touches in one blocked read step; returns the worst
-    /// number of distinct words mapped to one bank (1 = conflict free).
-    fn blocked_read_conflicts(elem_size: usize, items: u32, i: u32) -> usize {
-        let pad = smem_padding(elem_size, items);
-        let words_per_elem = elem_words(elem_size) as usize;
-        // 8-byte accesses are served per half warp, 16-byte per quarter warp.
-        let group = (32 / words_per_elem.clamp(1, 4)) as u32;
-        let mut worst = 1;
-        for g in 0..32 / group {
-            let mut banks: Vec<Vec<usize>> = vec![Vec::new(); 32];
-            for lane in g * group..(g + 1) * group {
-                let e = smem_index(lane * items + i, pad) as usize;
-                for w in 0..words_per_elem {
-                    let word = (e * elem_size) / 4 + w;
-                    if !banks[word % 32].contains(&word) {
-                        banks[word % 32].push(word);
+    /// Shared-memory wavefronts of one warp instruction whose lane `l` accesses `width` bytes at
+    /// byte `addrs[l]`, over the fewest a conflict-free access of that width takes: 8-byte
+    /// accesses are served a half warp at a time, 16-byte ones a quarter warp, and within each
+    /// group every bank serves one 4-byte word per wavefront (1 = conflict free).
+    fn access_conflicts(addrs: &[usize], width: usize) -> usize {
+        let group = (BANK_ROW_BYTES / width.max(4)).min(32);
+        addrs
+            .chunks(group)
+            .map(|lanes| {
+                let mut banks: Vec<Vec<usize>> = vec![Vec::new(); 32];
+                for &a in lanes {
+                    for word in a / 4..(a + width.max(4)) / 4 {
+                        if !banks[word % 32].contains(&word) {
+                            banks[word % 32].push(word);
+                        }
                     }
                 }
-            }
-            worst = worst.max(banks.iter().map(|b| b.len()).max().unwrap());
-        }
-        worst
+                banks.iter().map(Vec::len).max().unwrap()
+            })
+            .max()
+            .unwrap()
+    }
+
+    /// Worst conflicts of the blocked order's accesses (lane `l`, element `l * items + i`, each
+    /// read as `size / smem_access_bytes(size)` accesses).
+    fn blocked_conflicts(size: usize, items: u32) -> usize {
+        let pad = smem_padding(size, items);
+        let width = smem_access_bytes(size).max(4).min(size);
+        (0..items)
+            .flat_map(|i| (0..size / width).map(move |part| (i, part)))
+            .map(|(i, part)| {
+                let addrs: Vec<usize> = (0..32)
+                    .map(|l| smem_index(l * items + i, pad) as usize * size + part * width)
+                    .collect();
+                access_conflicts(&addrs, width)
+            })
+            .max()
+            .unwrap()
+    }
+
+    /// Worst conflicts of the warp-striped order's accesses (lane `l`, element `i * 32 + l`; an
+    /// element over 8 bytes moves as vectors, lane `l` taking vector `i * 32 + l` of the slice,
+    /// as tile_vectors.cu.tera's `scan_slice_vector`).
+    fn striped_conflicts(size: usize, items: u32) -> usize {
+        let pad = smem_padding(size, items);
+        let vector = if size > 8 {
+            smem_access_bytes(size)
+        } else {
+            size
+        };
+        let vectors = size / vector;
+        (0..items as usize * vectors)
+            .map(|i| {
+                let addrs: Vec<usize> = (0..32)
+                    .map(|l| {
+                        let j = i * 32 + l;
+                        smem_index((j / vectors) as u32, pad) as usize * size + j % vectors * vector
+                    })
+                    .collect();
+                access_conflicts(&addrs, vector)
+            })
+            .max()
+            .unwrap()
     }
 
     #[test]
-    fn padding_makes_blocked_reads_conflict_free() {
-        for (size, items) in [
-            (4usize, 16u32),
-            (4, 15),
-            (4, 8),
-            (4, 2),
-            (8, 8),
-            (8, 7),
-            (8, 4),
-            (16, 4),
-            (16, 1),
-        ] {
-            for i in 0..items {
-                assert_eq!(
-                    blocked_read_conflicts(size, items, i),
-                    1,
-                    "{size}B x {items} items, item {i}"
+    fn blocked_accesses_are_conflict_free() {
+        // Every unpacked element size of the structs and primitives at every power-of-two run
+        // a policy gives them, odd runs included.
+        for size in [4usize, 8, 12, 16, 20, 24, 40, 48] {
+            for items in [1u32, 2, 4, 8, 16, 32, 64, 7, 15] {
+                if size * items as usize > 512 {
+                    continue;
+                }
+                assert_eq!(blocked_conflicts(size, items), 1, "{size}B x {items} items");
+                // A striped instruction crosses at most one padding element.
+                assert!(
+                    striped_conflicts(size, items) <= 2,
+                    "{size}B x {items} items"
                 );
+                if size.is_power_of_two() {
+                    assert_eq!(striped_conflicts(size, items), 1, "{size}B x {items} items");
+                }
             }
         }
+        // 32-byte elements: whole padding elements can only halve the conflicts of the
+        // per-row padding (4-way at 8 items, 8-way at 16).
+        assert_eq!(blocked_conflicts(32, 8), 2);
+        assert_eq!(blocked_conflicts(32, 16), 2);
+        assert_eq!(striped_conflicts(32, 8), 1);
+        // The rule before (one element per bank row for powers of two, none otherwise), for
+        // the defaults of sm_90: i32 x 64, i64 x 32, 16 B x 16, 24 B x 8, 12 B x 16.
+        let per_row = |size: usize, items: u32| {
+            let pad = (
+                if size.is_power_of_two() {
+                    (BANK_ROW_BYTES / size) as u32
+                } else {
+                    0
+                },
+                1,
+            );
+            let width = smem_access_bytes(size).max(4).min(size);
+            (0..items)
+                .map(|i| {
+                    let addrs: Vec<usize> = (0..32)
+                        .map(|l| smem_index(l * items + i, pad) as usize * size)
+                        .collect();
+                    access_conflicts(&addrs, width)
+                })
+                .max()
+                .unwrap()
+        };
+        assert_eq!(
+            [
+                per_row(4, 64),
+                per_row(8, 32),
+                per_row(16, 16),
+                per_row(24, 8),
+                per_row(12, 16)
+            ],
+            [2, 2, 2, 8, 16]
+        );
     }
 
     #[test]
@@ -394,7 +509,11 @@ mod tests {
         assert_eq!(smem_padding(8, 8), (16, 1));
         assert_eq!(smem_padding(8, 7), (0, 0));
         assert_eq!(smem_padding(8, 1), (0, 0));
-        assert_eq!(smem_padding(12, 4), (0, 0));
+        assert_eq!(smem_padding(4, 64), (64, 1)); // a run of two bank rows: one per run
+        assert_eq!(smem_padding(12, 4), (4, 1)); // 3 accesses of 4 bytes: odd, padded per run
+        assert_eq!(smem_padding(24, 8), (8, 1));
+        assert_eq!(smem_padding(32, 8), (8, 1));
+        assert_eq!(smem_padding(96, 2), (0, 0)); // 6 accesses of 16 bytes: padding cannot help
         assert_eq!(smem_padding(64, 2), (2, 1));
         assert_eq!(smem_padding(128, 2), (0, 0));
         // Packed sub-word runs: a word after each thread's run of an even number of words.
