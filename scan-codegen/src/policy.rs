@@ -259,7 +259,21 @@ impl TuningPolicy {
         // twice the threads halve them. H100, 2^28, `scangen tune`: u8 sums 0.902 -> 0.918,
         // products 0.843 -> 0.868; max, min and xor within noise (0.90-0.91 either way). 2-byte
         // elements gained nothing from it (u16 sums 0.947 / 0.950, i16 max 0.957 / 0.942).
+        //
+        // Elements of 9 to 32 bytes that have no mid-size shape (over 16 bytes, or of a size that
+        // is not a power of two: `for_mid_input`) hold 512 bytes a thread, 16 items of 24 and 32
+        // bytes and 32 of 12, in a tile of dynamic shared memory, under a 4-block cap (128
+        // registers, 512 bytes). With 8 items the block scan and the look-back of so wide an
+        // element cost as much as the thread's own work. H100, 2^28, `scangen tune`, once the
+        // blocked accesses were conflict-free (layout::tile_padding): f64x3 sums 0.881 (128 x 8,
+        // 5 blocks) -> 0.951 (128 x 16, 3 blocks), the u64 2x2 matrix product 0.861 (128 x 8,
+        // 4) -> 0.889 (128 x 16, 2), f32x3 sums 0.948 (128 x 16, 6) -> 0.965 (128 x 32, 4).
+        // 16-byte elements keep 256 bytes: f32x4 sums gained 0.959 -> 0.968 at 32 items but
+        // f64x2 affine maps lost 0.976 -> 0.958, and their mid-size shape (the default tile held
+        // by 256 threads) must fit static shared memory.
         let size = elem_size.max(1);
+        // (Measured up to 32 bytes; past that the items alone would fill the cap's registers.)
+        let wide_run = (9..=32).contains(&size) && (size > 16 || !size.is_power_of_two());
         let (block_threads, bytes_per_thread, max_items, smem_budget, min_blocks): (
             u32,
             usize,
@@ -268,6 +282,7 @@ impl TuningPolicy {
             u32,
         ) = match (sm, algorithm) {
             (90.., Algorithm::SinglePass) if size == 1 => (256, 128, 64, 32 * 1024, 5),
+            (90.., Algorithm::SinglePass) if wide_run => (128, 512, 64, 64 * 1024, 4),
             (90.., Algorithm::SinglePass) => (128, 256, 64, 32 * 1024, 6),
             (90.., _) => (256, 64, 16, 16 * 1024, 1),
             (80..=89, _) => (128, 64, 16, 16 * 1024, 1),
@@ -320,14 +335,18 @@ impl TuningPolicy {
             warp_scan_branches: sm < 90,
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
-        // The transpose padding (one element per 128 bytes) can still push a big element past
-        // the static limit: halve threads, then items, until the shape is valid. (Defaults stay
-        // within static shared memory; bigger tiles are the staged policies' choice.)
-        let fits_statically = |p: &TuningPolicy| {
-            layout::static_shared_bytes(p, algorithm, size, size.min(8))
-                <= Self::MAX_STATIC_SHARED_BYTES
+        // The transpose padding can still push a big element past the shared-memory limit:
+        // static, unless the tile's budget is over it (then the tile is dynamic shared memory).
+        // Halve threads, then items, until the shape is valid.
+        let smem_limit = if smem_budget as u64 > Self::MAX_STATIC_SHARED_BYTES {
+            Self::max_shared_bytes(algorithm)
+        } else {
+            Self::MAX_STATIC_SHARED_BYTES
         };
-        while policy.validate(algorithm, size, size.min(8)).is_err() || !fits_statically(&policy) {
+        let fits = |p: &TuningPolicy| {
+            layout::static_shared_bytes(p, algorithm, size, size.min(8)) <= smem_limit
+        };
+        while policy.validate(algorithm, size, size.min(8)).is_err() || !fits(&policy) {
             if policy.block_threads > 32 {
                 policy.block_threads = (policy.block_threads / 2).max(32) / 32 * 32;
             } else if policy.items_per_thread > 1 {
@@ -1233,6 +1252,22 @@ mod tests {
         assert_eq!((p.block_threads, p.items_per_thread), (256, 4));
         let p = TuningPolicy::for_target(75, Algorithm::Blelloch, 8);
         assert_eq!((p.block_threads, p.items_per_thread), (128, 4));
+        // 12-, 24- and 32-byte elements hold 512 bytes a thread (a power of two of items) in a
+        // tile of dynamic shared memory under a 4-block cap; 16-byte ones 256 bytes.
+        for (size, items, cap) in [(12, 32, 4), (24, 16, 4), (32, 16, 4), (16, 16, 6)] {
+            let p = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+            assert_eq!(
+                (p.block_threads, p.items_per_thread, p.min_blocks_per_sm),
+                (128, items, cap),
+                "{size} bytes"
+            );
+            let smem = crate::layout::static_shared_bytes(&p, Algorithm::SinglePass, size, 8);
+            assert_eq!(
+                smem > TuningPolicy::MAX_STATIC_SHARED_BYTES,
+                size != 16,
+                "{size} bytes"
+            );
+        }
         // 256-byte elements: one item per thread, 128 threads = a 32 KiB tile.
         let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 256);
         assert_eq!((p.block_threads, p.items_per_thread), (128, 1));
