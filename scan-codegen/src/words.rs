@@ -29,11 +29,14 @@ pub(crate) struct WordCombine {
     pub lanes_instruction: String,
     /// See `lanes_instruction`.
     pub lanes_intrinsic: String,
+    /// Half-float sums: the lanes' type in PTX (`f16` or `bf16`); empty for integer forms.
+    pub float_type: &'static str,
 }
 
 /// The word combine of `op` over packed items of `policy`'s tile, if the tile takes one: an
-/// operator that says it is a standard integer monoid ([`OpSpec::word_form`]) over 1- or 2-byte
-/// integers, items packed in whole words, and each of a thread's runs whole words. Segmented,
+/// operator that says it is a standard monoid ([`OpSpec::word_form`]) over 1- or 2-byte
+/// integers or (sums) 16-bit floats, items packed in whole words, and each of a thread's runs
+/// whole words. Segmented,
 /// column and fused tiles combine lifted values item by item (their callers pass `false` for
 /// `plain_tile`).
 ///
@@ -49,7 +52,14 @@ pub(crate) fn word_combine(
         return None;
     };
     let size = ty.size();
-    if !plain_tile || ty.is_float() || !layout::packs_items(size, policy.items_per_thread) {
+    let float_type = match (form, ty) {
+        (WordForm::HalfAdd, PrimType::F16) => "f16",
+        (WordForm::HalfAdd, PrimType::BF16) => "bf16",
+        (WordForm::HalfAdd, _) => return None,
+        (_, t) if t.is_float() => return None,
+        _ => "",
+    };
+    if !plain_tile || !layout::packs_items(size, policy.items_per_thread) {
         return None;
     }
     let per_word = layout::items_per_register(size) as u32;
@@ -80,6 +90,7 @@ pub(crate) fn word_combine(
         split_bytes: matches!(form, WordForm::Max | WordForm::Min) && lane_bits == 8,
         lanes_instruction,
         lanes_intrinsic,
+        float_type,
     })
 }
 
@@ -88,6 +99,8 @@ fn lane_identity(form: WordForm, ty: PrimType, lane_bits: u32) -> u32 {
     let ones = (1u32 << lane_bits) - 1;
     let sign = 1u32 << (lane_bits - 1);
     match form {
+        // -0.0: x + -0.0 is x for every x, +0.0 included.
+        WordForm::HalfAdd => sign,
         WordForm::WrappingAdd | WordForm::Or | WordForm::Xor => 0,
         WordForm::And => ones,
         WordForm::Max if ty.is_signed_int() => sign,
@@ -143,7 +156,18 @@ mod tests {
                 .unwrap()
                 .split_bytes
         );
-        assert!(combine(BuiltinOp::Add, PrimType::F16, 128, 4).is_none());
+        // Half-float sums fold and scan 16-bit float lanes; their min and max do not.
+        let half = combine(BuiltinOp::Add, PrimType::F16, 128, 4).unwrap();
+        assert_eq!((half.form, half.float_type), ("half_add", "f16"));
+        assert_eq!(half.identity_word, "0x80008000u");
+        assert_eq!(
+            combine(BuiltinOp::Add, PrimType::BF16, 128, 4)
+                .unwrap()
+                .float_type,
+            "bf16"
+        );
+        assert!(combine(BuiltinOp::Max, PrimType::F16, 128, 4).is_none());
+        assert!(combine(BuiltinOp::Add, PrimType::F32, 64, 1).is_none());
         assert!(combine(BuiltinOp::Add, PrimType::I32, 64, 1).is_none());
         // One item per thread: not packed.
         assert!(combine(BuiltinOp::Add, PrimType::U8, 1, 1).is_none());

@@ -136,10 +136,12 @@ impl BuiltinOp {
     }
 }
 
-/// The integer monoid each built-in is on integers (products have no word form).
+/// The monoid each built-in is on integers (products have no word form), and sums on the
+/// 16-bit floats.
 fn word_form(op: BuiltinOp, ty: PrimType) -> Option<WordForm> {
     if ty.is_float() {
-        return None;
+        let half = matches!(ty, PrimType::F16 | PrimType::BF16);
+        return (half && op == BuiltinOp::Add).then_some(WordForm::HalfAdd);
     }
     match op {
         BuiltinOp::Add => Some(WordForm::WrappingAdd),
@@ -510,7 +512,7 @@ mod tests {
                 ],
             ),
         ] {
-            let want: Vec<Option<WordForm>> = WordForm::ALL.into_iter().map(Some).collect();
+            let want: Vec<Option<WordForm>> = WordForm::INTEGER.into_iter().map(Some).collect();
             assert_eq!(forms.to_vec(), want, "{ty:?}");
             // The built-ins' specs say the same forms.
             let ops = [

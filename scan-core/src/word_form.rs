@@ -6,10 +6,16 @@ use crate::element::{PrimType, ScanElement};
 use crate::op::ScanOp;
 use crate::spec::ElementType;
 
-/// A standard monoid on an integer element's bits (`OpSpec::word_form`): combine and identity
+/// A standard monoid on a packed element's lanes (`OpSpec::word_form`): combine and identity
 /// are exactly the built-in's of that name, for the element's type and signedness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WordForm {
+    /// IEEE addition of `f16` or `bf16`, rounded to nearest even once, as `half`'s `a + b`;
+    /// identity -0.0. (`half` adds in f32 and rounds the sum to 16 bits: the f32 sum of two
+    /// 16-bit floats rounded again is the sum rounded once, since f32's 24 significand bits
+    /// are at least twice f16's 11, plus 2 (Figueroa's double-rounding bound; bf16 has 8). NaN
+    /// payloads may differ, as they do between f32 adds on different hardware.)
+    HalfAdd,
     /// `a.wrapping_add(b)`, identity 0.
     WrappingAdd,
     /// `a & b`, identity all ones.
@@ -25,8 +31,8 @@ pub enum WordForm {
 }
 
 impl WordForm {
-    /// Every form, in declaration order.
-    pub const ALL: [WordForm; 6] = [
+    /// Every integer form, in declaration order (those a byte operator may be proven to be).
+    pub const INTEGER: [WordForm; 6] = [
         WordForm::WrappingAdd,
         WordForm::And,
         WordForm::Or,
@@ -38,6 +44,7 @@ impl WordForm {
     /// The lowercase name, as the generated code's comments and template conditions say it.
     pub fn name(self) -> &'static str {
         match self {
+            WordForm::HalfAdd => "half_add",
             WordForm::WrappingAdd => "add",
             WordForm::And => "and",
             WordForm::Or => "or",
@@ -61,7 +68,7 @@ impl WordForm {
             PrimType::I8 => true,
             _ => return None,
         };
-        WordForm::ALL.into_iter().find(|&form| {
+        WordForm::INTEGER.into_iter().find(|&form| {
             let (form_identity, form_combine) = if signed {
                 on_bytes::<i8>(form)
             } else {
@@ -134,6 +141,7 @@ where
         })
     }
     match form {
+        WordForm::HalfAdd => unreachable!("bytes are integers: only WordForm::INTEGER is tried"),
         WordForm::WrappingAdd => bits::<Add<T>>(),
         WordForm::And => bits::<And<T>>(),
         WordForm::Or => bits::<Or<T>>(),

@@ -1192,6 +1192,21 @@ fn check_policies<Op: ScanOp>(
 ) where
     Op::Elem: TestValue,
 {
+    check_policies_on::<Op>(gpu, report, label, policies, |rng, n| {
+        (0..n).map(|_| Op::Elem::random(rng, op)).collect()
+    });
+}
+
+/// [`check_policies`] on inputs of `input(rng, n)`.
+fn check_policies_on<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    policies: &[TuningPolicy],
+    input: impl Fn(&mut Rng, usize) -> Vec<Op::Elem>,
+) where
+    Op::Elem: TestValue,
+{
     let stream = gpu.new_stream().expect("stream");
     for &policy in policies {
         let shape = format!(
@@ -1234,8 +1249,7 @@ fn check_policies<Op: ScanOp>(
                     65_537,
                     300 * tile + 7,
                 ] {
-                    let input: Vec<Op::Elem> =
-                        (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+                    let input: Vec<Op::Elem> = input(&mut rng, n as usize);
                     let mut expected = input.clone();
                     reference::<Op>(
                         &input,
@@ -1402,14 +1416,31 @@ fn word_combines_every_form_shape_mode_and_direction() {
     check_policies::<Min<i8>>(&gpu, r, "min i8", BuiltinOp::Min, &policies);
     // An operator that does not say its form: the runtime finds it from the Rust side.
     check_policies::<UnsaidByteMax>(&gpu, r, "unsaid max i8", BuiltinOp::Max, &policies);
-    let took_words = gpu
-        .scanner::<UnsaidByteMax>(opts(Algorithm::SinglePass, ScanMode::Inclusive))
-        .map_err(|e| e.to_string())
-        .and_then(|s| match s.source().contains("scan_word_inclusive") {
-            true => Ok(()),
-            false => Err("the default tile does not fold whole words".to_string()),
-        });
-    r.record("unsaid max i8 takes the word path", took_words);
+    // Half-float sums add two lanes at once: on sums that are exact in any order (walk_steps),
+    // they must match the sequential reference bit for bit.
+    let steps = |rng: &mut Rng, n: usize| walk_steps(rng, n);
+    check_policies_on::<Add<f16>>(&gpu, r, "add f16", &policies, |rng, n| {
+        steps(rng, n).into_iter().map(f16::from_f32).collect()
+    });
+    check_policies_on::<Add<bf16>>(&gpu, r, "add bf16", &policies, |rng, n| {
+        steps(rng, n).into_iter().map(bf16::from_f32).collect()
+    });
+    fn takes_words<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str)
+    where
+        Op::Elem: TestValue,
+    {
+        let took_words = gpu
+            .scanner::<Op>(opts(Algorithm::SinglePass, ScanMode::Inclusive))
+            .map_err(|e| e.to_string())
+            .and_then(|s| match s.source().contains("scan_word_inclusive") {
+                true => Ok(()),
+                false => Err("the default tile does not fold whole words".to_string()),
+            });
+        report.record(&format!("{label} takes the word path"), took_words);
+    }
+    takes_words::<UnsaidByteMax>(&gpu, r, "unsaid max i8");
+    takes_words::<Add<f16>>(&gpu, r, "add f16");
+    takes_words::<Add<bf16>>(&gpu, r, "add bf16");
     report.finish("word_combines_every_form_shape_mode_and_direction");
 }
 
@@ -1487,6 +1518,43 @@ fn word_combine_reductions() {
     run::<Min<u8>>(&gpu, r, "min u8", BuiltinOp::Min);
     run::<Max<u16>>(&gpu, r, "max u16", BuiltinOp::Max);
     run::<Min<i16>>(&gpu, r, "min i16", BuiltinOp::Min);
+    // Half-float sums of steps of a walk (walk_steps): exact in any order.
+    fn run_half<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, half: fn(f32) -> Op::Elem)
+    where
+        Op::Elem: TestValue,
+    {
+        let mut reducer = match gpu.reducer::<Op>() {
+            Ok(r) => r,
+            Err(e) => return report.fail(format!("{label}: building the reducer failed: {e}")),
+        };
+        let tile = reducer.tile_items();
+        let mut rng = Rng::new(label);
+        for n in [
+            1,
+            31,
+            33,
+            tile - 1,
+            tile,
+            tile + 1,
+            997,
+            1_000_003,
+            50 * tile + 5,
+        ] {
+            let input: Vec<Op::Elem> = walk_steps(&mut rng, n as usize)
+                .into_iter()
+                .map(half)
+                .collect();
+            let init = half(3.0);
+            let want = input.iter().fold(init, |a, &x| Op::combine(a, x));
+            let result = reducer
+                .reduce(&input, init)
+                .map_err(|e| e.to_string())
+                .and_then(|got| first_mismatch(&[want], &[got]));
+            report.record(&format!("{label} reduce n={n}"), result);
+        }
+    }
+    run_half::<Add<f16>>(&gpu, r, "add f16", f16::from_f32);
+    run_half::<Add<bf16>>(&gpu, r, "add bf16", bf16::from_f32);
     report.finish("word_combine_reductions");
 }
 
