@@ -105,13 +105,12 @@ pub fn tile_padding(size: usize, items_per_thread: u32) -> u32 {
 }
 
 /// One value of padding after every how many values (0: none) when a fused scan stages values of
-/// `size` bytes, unpacked, between warp-striped and blocked order: one per 128-byte bank row,
-/// for power-of-two values and runs. (The plain tile's rule, [`tile_padding`], pads per run
-/// where runs are longer than a row; the fused exchange keeps this one.)
+/// `size` bytes, unpacked, between warp-striped and blocked order: [`tile_padding`]'s rule for
+/// power-of-two values (one per thread's run, or per 128-byte bank row where a run is shorter),
+/// whose period fused.cu.tera's slots need to nest with a warp's 32 positions.
 pub fn stage_padding(size: usize, items_per_thread: u32) -> u32 {
-    let pow2_items = items_per_thread >= 2 && items_per_thread.is_power_of_two();
-    if pow2_items && size.is_power_of_two() && size <= BANK_ROW_BYTES / 2 {
-        (BANK_ROW_BYTES / size) as u32
+    if size.is_power_of_two() {
+        tile_padding(size, items_per_thread)
     } else {
         0
     }
