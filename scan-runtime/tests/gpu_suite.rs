@@ -1475,8 +1475,13 @@ impl ScanOp for UnsaidByteMax {
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn word_combine_reductions() {
-    fn run<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp)
-    where
+    /// Reduces `input(rng, n)`'s array from its initial value at each size, against a fold.
+    fn run_on<Op: ScanOp>(
+        gpu: &Gpu,
+        report: &mut Report,
+        label: &str,
+        input: impl Fn(&mut Rng, usize) -> (Vec<Op::Elem>, Op::Elem),
+    ) where
         Op::Elem: TestValue,
     {
         let mut reducer = match gpu.reducer::<Op>() {
@@ -1496,8 +1501,7 @@ fn word_combine_reductions() {
             1_000_003,
             50 * tile + 5,
         ] {
-            let input: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
-            let init = Op::Elem::random(&mut rng, op);
+            let (input, init) = input(&mut rng, n as usize);
             let want = input.iter().fold(init, |a, &x| Op::combine(a, x));
             let result = reducer
                 .reduce(&input, init)
@@ -1505,6 +1509,25 @@ fn word_combine_reductions() {
                 .and_then(|got| first_mismatch(&[want], &[got]));
             report.record(&format!("{label} reduce n={n}"), result);
         }
+    }
+    fn run<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp)
+    where
+        Op::Elem: TestValue,
+    {
+        run_on::<Op>(gpu, report, label, |rng, n| {
+            let input = (0..n).map(|_| Op::Elem::random(rng, op)).collect();
+            (input, Op::Elem::random(rng, op))
+        });
+    }
+    // Half-float sums of steps of a walk (walk_steps): exact in any order.
+    fn run_half<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, half: fn(f32) -> Op::Elem)
+    where
+        Op::Elem: TestValue,
+    {
+        run_on::<Op>(gpu, report, label, |rng, n| {
+            let input = walk_steps(rng, n).into_iter().map(half).collect();
+            (input, half(3.0))
+        });
     }
     let gpu = gpu();
     let mut report = Report::default();
@@ -1518,41 +1541,6 @@ fn word_combine_reductions() {
     run::<Min<u8>>(&gpu, r, "min u8", BuiltinOp::Min);
     run::<Max<u16>>(&gpu, r, "max u16", BuiltinOp::Max);
     run::<Min<i16>>(&gpu, r, "min i16", BuiltinOp::Min);
-    // Half-float sums of steps of a walk (walk_steps): exact in any order.
-    fn run_half<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, half: fn(f32) -> Op::Elem)
-    where
-        Op::Elem: TestValue,
-    {
-        let mut reducer = match gpu.reducer::<Op>() {
-            Ok(r) => r,
-            Err(e) => return report.fail(format!("{label}: building the reducer failed: {e}")),
-        };
-        let tile = reducer.tile_items();
-        let mut rng = Rng::new(label);
-        for n in [
-            1,
-            31,
-            33,
-            tile - 1,
-            tile,
-            tile + 1,
-            997,
-            1_000_003,
-            50 * tile + 5,
-        ] {
-            let input: Vec<Op::Elem> = walk_steps(&mut rng, n as usize)
-                .into_iter()
-                .map(half)
-                .collect();
-            let init = half(3.0);
-            let want = input.iter().fold(init, |a, &x| Op::combine(a, x));
-            let result = reducer
-                .reduce(&input, init)
-                .map_err(|e| e.to_string())
-                .and_then(|got| first_mismatch(&[want], &[got]));
-            report.record(&format!("{label} reduce n={n}"), result);
-        }
-    }
     run_half::<Add<f16>>(&gpu, r, "add f16", f16::from_f32);
     run_half::<Add<bf16>>(&gpu, r, "add bf16", bf16::from_f32);
     report.finish("word_combine_reductions");
