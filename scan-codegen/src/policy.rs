@@ -263,8 +263,9 @@ impl TuningPolicy {
         // Elements of 9 to 32 bytes that have no mid-size shape (over 16 bytes, or of a size that
         // is not a power of two: `for_mid_input`) hold 512 bytes a thread, 16 items of 24 and 32
         // bytes and 32 of 12, in a tile of dynamic shared memory, under a 4-block cap (128
-        // registers, 512 bytes). With 8 items the block scan and the look-back of so wide an
-        // element cost as much as the thread's own work. H100, 2^28, `scangen tune`, once the
+        // registers, 512 bytes): each tile pays a fixed cost (barriers, a block scan and a
+        // look-back of a wide element's words), which twice the items spread over twice the bytes
+        // (the likely reason; not measured apart). H100, 2^28, `scangen tune`, once the
         // blocked accesses were conflict-free (layout::tile_padding): f64x3 sums 0.881 (128 x 8,
         // 5 blocks) -> 0.951 (128 x 16, 3 blocks), the u64 2x2 matrix product 0.861 (128 x 8,
         // 4) -> 0.889 (128 x 16, 2), f32x3 sums 0.948 (128 x 16, 6) -> 0.965 (128 x 32, 4).
