@@ -371,7 +371,11 @@ mod tests {
     /// Worst conflicts of the blocked order's accesses (lane `l`, element `l * items + i`, each
     /// read as `size / smem_access_bytes(size)` accesses).
     fn blocked_conflicts(size: usize, items: u32) -> usize {
-        let pad = smem_padding(size, items);
+        blocked_conflicts_padded(size, items, smem_padding(size, items))
+    }
+
+    /// [`blocked_conflicts`] under padding `pad` (`smem_padding`'s `(every, elems)`).
+    fn blocked_conflicts_padded(size: usize, items: u32, pad: (u32, u32)) -> usize {
         let width = smem_access_bytes(size).max(4).min(size);
         (0..items)
             .flat_map(|i| (0..size / width).map(move |part| (i, part)))
@@ -438,24 +442,12 @@ mod tests {
         // The rule before (one element per bank row for powers of two, none otherwise), for
         // the defaults of sm_90: i32 x 64, i64 x 32, 16 B x 16, 24 B x 8, 12 B x 16.
         let per_row = |size: usize, items: u32| {
-            let pad = (
-                if size.is_power_of_two() {
-                    (BANK_ROW_BYTES / size) as u32
-                } else {
-                    0
-                },
-                1,
-            );
-            let width = smem_access_bytes(size).max(4).min(size);
-            (0..items)
-                .map(|i| {
-                    let addrs: Vec<usize> = (0..32)
-                        .map(|l| smem_index(l * items + i, pad) as usize * size)
-                        .collect();
-                    access_conflicts(&addrs, width)
-                })
-                .max()
-                .unwrap()
+            let every = if size.is_power_of_two() {
+                (BANK_ROW_BYTES / size) as u32
+            } else {
+                0
+            };
+            blocked_conflicts_padded(size, items, (every, 1))
         };
         assert_eq!(
             [
