@@ -39,12 +39,13 @@ pub struct TuningPolicy {
     pub max_epoch: u32,
     /// Single-pass, unsegmented: the tile's items stay staged in shared memory from its load to
     /// its finish, and across the block scan and the look-back a thread holds only its
-    /// reduction, not its items (scan-codegen/templates/fused.cu.tera, with the identity lift
-    /// for a plain scan). A tile is then bounded by shared memory, not registers. Fused scans
-    /// always stage their inputs ([`TuningPolicy::for_transform`] reports it). For plain scans
-    /// it is off by default: for 16- to 32-byte elements it measured no faster than items in
-    /// registers at the same tile (H100, 2^28: 24 bytes 0.804 against 0.808, 32 bytes 0.578
-    /// against 0.612); `scangen tune --staged` tries it. Ignored by other shapes.
+    /// reduction, not its items. A tile is then bounded by shared memory, not registers. A
+    /// plain scan keeps its items in its own transpose buffer (scan-codegen/templates/tile.cu.tera,
+    /// `items_in_tile`); a fused scan stages its input arrays in their own types
+    /// (fused.cu.tera) and always does ([`TuningPolicy::for_transform`] reports it). On sm_90
+    /// the default stages elements of 9 to 32 bytes ([`TuningPolicy::for_target`] says what it
+    /// gained). Ignored by other shapes: segmented, column and hierarchical scans, and packed
+    /// 1- and 2-byte items (a quarter or half of a register each already).
     pub stage_items: bool,
     /// Contiguous runs a thread splits its items into, folded and scanned as that many
     /// interleaved chains of combines (1 to `items_per_thread`, dividing it): where one chain
@@ -272,6 +273,16 @@ impl TuningPolicy {
         // 16-byte elements keep 256 bytes: f32x4 sums gained 0.959 -> 0.968 at 32 items but
         // f64x2 affine maps lost 0.976 -> 0.958, and their mid-size shape (the default tile held
         // by 256 threads) must fit static shared memory.
+        //
+        // Elements of 9 to 32 bytes keep their items in the tile's shared memory from its load
+        // to its store (`stage_items`): a thread then holds its reduction across the block scan
+        // and the look-back, not 256 to 512 bytes of items, so registers stop bounding the
+        // blocks per SM (the 32-byte matrix product ran 2 blocks of 8 warps, 12.5% occupancy,
+        // a third of its stalls at a barrier; ncu). H100, 2^28, `scangen tune --staged`, the
+        // same shapes: u64 2x2 product 0.889 -> 0.938 (3 blocks, as shared memory allows),
+        // f64x3 sums 0.951 -> 0.970, f32x4 0.957 -> 0.975, f64x2 affine 0.974 -> 0.977, f32x3
+        // 0.965-0.968 -> 0.969. 4- and 8-byte elements did not move (i32 0.963 / 0.956, i64
+        // 0.988 / 0.987), so they keep their items in registers.
         let size = elem_size.max(1);
         // (Measured up to 32 bytes; past that the items alone would fill the cap's registers.)
         let wide_run = (9..=32).contains(&size) && (size > 16 || !size.is_power_of_two());
@@ -331,6 +342,8 @@ impl TuningPolicy {
             min_blocks_per_sm: min_blocks,
             vector_bytes,
             l2_prefetch_tiles,
+            stage_items: matches!((sm, algorithm), (90.., Algorithm::SinglePass))
+                && (9..=32).contains(&size),
             // The select was measured on sm_90 only; on sm_80 it gave a fused strided-rows
             // affine kernel 4 bytes of spill (ptxas 12.9), so older archs keep the branch.
             warp_scan_branches: sm < 90,
@@ -1268,6 +1281,13 @@ mod tests {
                 size != 16,
                 "{size} bytes"
             );
+        }
+        // Elements of 9 to 32 bytes keep their items in the tile on sm_90 single-pass only.
+        for size in [1, 2, 4, 8, 9, 12, 16, 24, 32, 40] {
+            let staged = TuningPolicy::for_target(90, Algorithm::SinglePass, size).stage_items;
+            assert_eq!(staged, (9..=32).contains(&size), "{size} bytes");
+            assert!(!TuningPolicy::for_target(80, Algorithm::SinglePass, size).stage_items);
+            assert!(!TuningPolicy::for_target(90, Algorithm::Blelloch, size).stage_items);
         }
         // 256-byte elements: one item per thread, 128 threads = a 32 KiB tile.
         let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 256);

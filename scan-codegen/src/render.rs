@@ -474,18 +474,10 @@ fn render_scan(
     let elem_size = op.element.size();
     let elem_align = op.element.align();
     let mut policy = policy;
-    // A plain scan whose policy stages its items is rendered as the fused tile with the
-    // identity lift and project: one array of elements in, elements out, so the kernels keep
-    // the plain ABI (`GeneratedScan::transform` stays `None`).
-    let identity;
-    let abi_transform = transform;
-    let transform = match transform {
-        None if stages_plain_items(&policy, algorithm, variant) => {
-            identity = TransformSpec::identity(&op.element);
-            Some(&identity)
-        }
-        other => other,
-    };
+    // A plain scan whose policy stages its items keeps them in its own transpose buffer
+    // (tile.cu.tera, `items_in_tile`); the kernel and its ABI are the plain ones.
+    let items_in_tile =
+        transform.is_none() && stages_plain_items(&policy, algorithm, variant, elem_size);
     if transform.is_some() {
         // The fused exchange stages the arrays' own values, not elements: shared memory is
         // checked below, at the size it really takes.
@@ -671,6 +663,7 @@ fn render_scan(
         "word_combine",
         &crate::words::word_combine(op, &policy, !segmented && !columns && transform.is_none()),
     );
+    ctx.insert("items_in_tile", &items_in_tile);
     ctx.insert("pad_every", &pad_every);
     ctx.insert("pad_elems", &pad_elems);
     ctx.insert("bank_row_bytes", &layout::BANK_ROW_BYTES);
@@ -732,16 +725,25 @@ fn render_scan(
         elem_size,
         elem_align,
         scanned_size,
-        transform: abi_transform.cloned(),
+        transform: transform.cloned(),
         dynamic_shared_bytes,
     })
 }
 
 /// Whether a plain scan in `policy` keeps its items staged ([`TuningPolicy::stage_items`]):
 /// single-pass tiles without segments (a segmented tile lifts its items into pairs as it
-/// combines them, and a column tile has its own exchange).
-fn stages_plain_items(policy: &TuningPolicy, algorithm: Algorithm, variant: ScanVariant) -> bool {
-    policy.stage_items && algorithm == Algorithm::SinglePass && !variant.segments.is_segmented()
+/// combines them, and a column tile has its own exchange) of unpacked elements (packed 1- and
+/// 2-byte items take a quarter or half of the registers already, and fold whole words).
+fn stages_plain_items(
+    policy: &TuningPolicy,
+    algorithm: Algorithm,
+    variant: ScanVariant,
+    elem_size: usize,
+) -> bool {
+    policy.stage_items
+        && algorithm == Algorithm::SinglePass
+        && !variant.segments.is_segmented()
+        && !layout::packs_items(elem_size, policy.items_per_thread)
 }
 
 /// The kernels' array parameters (`in_params`, `out_param`), the lines that wrap them for the
