@@ -102,6 +102,7 @@ fn lane_identity(form: WordForm, ty: PrimType, lane_bits: u32) -> u32 {
         // -0.0: x + -0.0 is x for every x, +0.0 included.
         WordForm::HalfAdd => sign,
         WordForm::WrappingAdd | WordForm::Or | WordForm::Xor => 0,
+        WordForm::WrappingMul => 1,
         WordForm::And => ones,
         WordForm::Max if ty.is_signed_int() => sign,
         WordForm::Max => 0,
@@ -140,7 +141,17 @@ mod tests {
         assert!(combine(BuiltinOp::Xor, PrimType::U16, 128, 4).is_some());
         // Runs of 6 bytes end mid-word.
         assert!(combine(BuiltinOp::Add, PrimType::U8, 24, 4).is_none());
-        assert!(combine(BuiltinOp::Mul, PrimType::U8, 256, 4).is_none());
+        let mul = combine(BuiltinOp::Mul, PrimType::I8, 256, 4).unwrap();
+        assert_eq!(
+            (mul.form, mul.identity_word.as_str()),
+            ("mul", "0x01010101u")
+        );
+        assert_eq!(
+            combine(BuiltinOp::Mul, PrimType::U16, 128, 4)
+                .unwrap()
+                .identity_word,
+            "0x00010001u"
+        );
         assert!(
             combine(BuiltinOp::Max, PrimType::U8, 256, 4)
                 .unwrap()

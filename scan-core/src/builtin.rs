@@ -136,8 +136,7 @@ impl BuiltinOp {
     }
 }
 
-/// The monoid each built-in is on integers (products have no word form), and sums on the
-/// 16-bit floats.
+/// The monoid each built-in is on integers, and sums on the 16-bit floats.
 fn word_form(op: BuiltinOp, ty: PrimType) -> Option<WordForm> {
     if ty.is_float() {
         let half = matches!(ty, PrimType::F16 | PrimType::BF16);
@@ -145,7 +144,7 @@ fn word_form(op: BuiltinOp, ty: PrimType) -> Option<WordForm> {
     }
     match op {
         BuiltinOp::Add => Some(WordForm::WrappingAdd),
-        BuiltinOp::Mul => None,
+        BuiltinOp::Mul => Some(WordForm::WrappingMul),
         BuiltinOp::Min => Some(WordForm::Min),
         BuiltinOp::Max => Some(WordForm::Max),
         BuiltinOp::And => Some(WordForm::And),
@@ -493,6 +492,7 @@ mod tests {
                 PrimType::U8,
                 [
                     WordForm::of_byte_scan_op::<Add<u8>>(),
+                    WordForm::of_byte_scan_op::<Mul<u8>>(),
                     WordForm::of_byte_scan_op::<And<u8>>(),
                     WordForm::of_byte_scan_op::<Or<u8>>(),
                     WordForm::of_byte_scan_op::<Xor<u8>>(),
@@ -504,6 +504,7 @@ mod tests {
                 PrimType::I8,
                 [
                     WordForm::of_byte_scan_op::<Add<i8>>(),
+                    WordForm::of_byte_scan_op::<Mul<i8>>(),
                     WordForm::of_byte_scan_op::<And<i8>>(),
                     WordForm::of_byte_scan_op::<Or<i8>>(),
                     WordForm::of_byte_scan_op::<Xor<i8>>(),
@@ -517,6 +518,7 @@ mod tests {
             // The built-ins' specs say the same forms.
             let ops = [
                 BuiltinOp::Add,
+                BuiltinOp::Mul,
                 BuiltinOp::And,
                 BuiltinOp::Or,
                 BuiltinOp::Xor,
@@ -529,7 +531,11 @@ mod tests {
                 .collect();
             assert_eq!(said, want, "{ty:?}");
         }
-        assert_eq!(WordForm::of_byte_scan_op::<Mul<u8>>(), None);
+        // Products with a sum's identity.
+        assert_eq!(
+            WordForm::of_byte_op(PrimType::U8, 0, |a, b| a.wrapping_mul(b)),
+            None
+        );
         // u8's max is not i8's: the order differs.
         assert_eq!(WordForm::of_byte_op(PrimType::I8, 0, |a, b| a.max(b)), None);
         // Right combine, wrong identity.

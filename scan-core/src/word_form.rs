@@ -1,7 +1,7 @@
 //! The standard integer monoids an operator may be ([`WordForm`], `OpSpec::word_form`), and the
 //! proof that a 1-byte operator is one.
 
-use crate::builtin::{Add, And, Max, Min, Or, Xor};
+use crate::builtin::{Add, And, Max, Min, Mul, Or, Xor};
 use crate::element::{PrimType, ScanElement};
 use crate::op::ScanOp;
 use crate::spec::ElementType;
@@ -18,6 +18,8 @@ pub enum WordForm {
     HalfAdd,
     /// `a.wrapping_add(b)`, identity 0.
     WrappingAdd,
+    /// `a.wrapping_mul(b)`, identity 1.
+    WrappingMul,
     /// `a & b`, identity all ones.
     And,
     /// `a | b`, identity 0.
@@ -32,8 +34,9 @@ pub enum WordForm {
 
 impl WordForm {
     /// Every integer form, in declaration order (those a byte operator may be proven to be).
-    pub const INTEGER: [WordForm; 6] = [
+    pub const INTEGER: [WordForm; 7] = [
         WordForm::WrappingAdd,
+        WordForm::WrappingMul,
         WordForm::And,
         WordForm::Or,
         WordForm::Xor,
@@ -46,6 +49,7 @@ impl WordForm {
         match self {
             WordForm::HalfAdd => "half_add",
             WordForm::WrappingAdd => "add",
+            WordForm::WrappingMul => "mul",
             WordForm::And => "and",
             WordForm::Or => "or",
             WordForm::Xor => "xor",
@@ -126,6 +130,7 @@ impl ByteBits for i8 {
 fn on_bytes<T: ByteBits>(form: WordForm) -> (u8, fn(u8, u8) -> u8)
 where
     Add<T>: ScanOp<Elem = T>,
+    Mul<T>: ScanOp<Elem = T>,
     And<T>: ScanOp<Elem = T>,
     Or<T>: ScanOp<Elem = T>,
     Xor<T>: ScanOp<Elem = T>,
@@ -143,6 +148,7 @@ where
     match form {
         WordForm::HalfAdd => unreachable!("bytes are integers: only WordForm::INTEGER is tried"),
         WordForm::WrappingAdd => bits::<Add<T>>(),
+        WordForm::WrappingMul => bits::<Mul<T>>(),
         WordForm::And => bits::<And<T>>(),
         WordForm::Or => bits::<Or<T>>(),
         WordForm::Xor => bits::<Xor<T>>(),

@@ -1373,8 +1373,8 @@ fn thread_runs_every_mode_direction_and_shape() {
 }
 
 /// Packed 1- and 2-byte items of the built-in integer monoids, which fold and scan whole words
-/// (scan-codegen's words.rs, tile_words.cu.tera): sums by dot products, and, or, xor lane-wise,
-/// max and min by 16x2 compares (1-byte items split into even and odd bytes), signed and
+/// (scan-codegen's words.rs, tile_words.cu.tera): sums by dot products, products by one
+/// multiply a lane, and, or, xor lane-wise, max and min by 16x2 compares (1-byte items split into even and odd bytes), signed and
 /// unsigned, under shapes of 1 to 4 runs a thread
 /// of 1 to 8 words each, every mode and direction ([`check_policies`]: sizes around the tile, a
 /// prime, many tiles; aligned and unaligned buffers, in place).
@@ -1400,6 +1400,11 @@ fn word_combines_every_form_shape_mode_and_direction() {
     check_policies::<Add<i8>>(&gpu, r, "add i8", BuiltinOp::Add, &policies);
     check_policies::<Add<u16>>(&gpu, r, "add u16", BuiltinOp::Add, &policies);
     check_policies::<Add<i16>>(&gpu, r, "add i16", BuiltinOp::Add, &policies);
+    // Products of odd factors (TestValue::random): a lost or repeated item shows at once.
+    check_policies::<Mul<u8>>(&gpu, r, "mul u8", BuiltinOp::Mul, &policies);
+    check_policies::<Mul<i8>>(&gpu, r, "mul i8", BuiltinOp::Mul, &policies);
+    check_policies::<Mul<u16>>(&gpu, r, "mul u16", BuiltinOp::Mul, &policies);
+    check_policies::<Mul<i16>>(&gpu, r, "mul i16", BuiltinOp::Mul, &policies);
     check_policies::<And<u8>>(&gpu, r, "and u8", BuiltinOp::And, &policies);
     check_policies::<Or<i8>>(&gpu, r, "or i8", BuiltinOp::Or, &policies);
     check_policies::<Xor<u8>>(&gpu, r, "xor u8", BuiltinOp::Xor, &policies);
@@ -1439,6 +1444,8 @@ fn word_combines_every_form_shape_mode_and_direction() {
         report.record(&format!("{label} takes the word path"), took_words);
     }
     takes_words::<UnsaidByteMax>(&gpu, r, "unsaid max i8");
+    takes_words::<Mul<u8>>(&gpu, r, "mul u8");
+    takes_words::<Mul<i16>>(&gpu, r, "mul i16");
     takes_words::<Add<f16>>(&gpu, r, "add f16");
     takes_words::<Add<bf16>>(&gpu, r, "add bf16");
     report.finish("word_combines_every_form_shape_mode_and_direction");
@@ -1534,6 +1541,8 @@ fn word_combine_reductions() {
     let r = &mut report;
     run::<Add<u8>>(&gpu, r, "add u8", BuiltinOp::Add);
     run::<Add<i16>>(&gpu, r, "add i16", BuiltinOp::Add);
+    run::<Mul<i8>>(&gpu, r, "mul i8", BuiltinOp::Mul);
+    run::<Mul<u16>>(&gpu, r, "mul u16", BuiltinOp::Mul);
     run::<Xor<i8>>(&gpu, r, "xor i8", BuiltinOp::Xor);
     run::<And<u16>>(&gpu, r, "and u16", BuiltinOp::And);
     run::<Or<u8>>(&gpu, r, "or u8", BuiltinOp::Or);
