@@ -1309,11 +1309,12 @@ fn check_policies_every_element(report: &mut Report, policies: &[TuningPolicy]) 
     );
 }
 
-/// Staged tiles (TuningPolicy::stage_items: the items stay in shared memory from load to
-/// finish, a thread holds only its reduction) for plain scans of elements of 1 to 32 bytes,
-/// non-commutative ones included, under shapes that stage 4 to 64 items a thread (past 48 KiB
-/// from dynamic shared memory), with and without the L2 prefetch, in one run and in several
-/// ([`check_policies`]).
+/// Staged tiles (TuningPolicy::stage_items: the items stay in the tile's transpose buffer from
+/// load to store, a thread holds only its reduction) for plain scans of elements of 4 to 32
+/// bytes, non-commutative ones included, under shapes that stage 4 to 64 items a thread (past
+/// 48 KiB from dynamic shared memory), with and without the L2 prefetch, in one run and in
+/// several ([`check_policies`]). The packed 1-byte cases ignore the flag and check that they
+/// still scan in registers.
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn staged_tiles_every_mode_direction_and_shape() {
