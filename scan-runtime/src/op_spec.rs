@@ -46,7 +46,10 @@ mod tests {
             device_op_of::<Add<u8>>().word_form,
             Some(WordForm::WrappingAdd)
         );
-        assert_eq!(device_op_of::<Mul<u8>>().word_form, None);
+        assert_eq!(
+            device_op_of::<Mul<u8>>().word_form,
+            Some(WordForm::WrappingMul)
+        );
         assert_eq!(
             device_op_of::<Add<u16>>().word_form,
             Some(WordForm::WrappingAdd)
