@@ -11,7 +11,7 @@ mod render;
 mod variant;
 mod words;
 
-pub use policy::{FusedTile, InputSize, InputSizeLimits, TuningPolicy};
+pub use policy::{FusedTile, InputSize, InputSizeLimits, SizedShapes, TuningPolicy};
 pub use render::{
     generate, generate_fused, generate_variant, snapshot_name, snapshot_source, CodegenError,
     GeneratedScan, MAX_TRANSFORM_INPUTS,

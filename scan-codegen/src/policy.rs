@@ -47,6 +47,13 @@ pub struct TuningPolicy {
     /// gained). Ignored by other shapes: segmented, column and hierarchical scans, and packed
     /// 1- and 2-byte items (a quarter or half of a register each already).
     pub stage_items: bool,
+    /// Single-pass, not column scans: tile t is block t, and the host launches the grid
+    /// cooperatively (every block resident at once, `cuLaunchCooperativeKernel`), so a tile's
+    /// loads need not wait for a tile claim's round trip (ARCHITECTURE.md, kernel ABI). Only
+    /// for grids the GPU holds at once: the small- and mid-size shapes
+    /// ([`TuningPolicy::for_small_input`], [`TuningPolicy::for_mid_input`]) set it. One wave
+    /// has no later tile to prefetch for: `l2_prefetch_tiles` is then ignored.
+    pub resident_tiles: bool,
     /// Contiguous runs a thread splits its items into, folded and scanned as that many
     /// interleaved chains of combines (1 to `items_per_thread`, dividing it): where one chain
     /// waits on each combine's latency, several keep combines in flight (each run after the
@@ -91,6 +98,19 @@ pub enum InputSize {
     Mid,
     /// The default shape.
     Large,
+}
+
+/// Which smaller shapes a scan has beside its default ([`TuningPolicy::input_size`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SizedShapes {
+    /// A small-input shape ([`TuningPolicy::for_small_input`], or
+    /// [`TuningPolicy::for_small_transform`] for a fused scan).
+    pub small: bool,
+    /// A mid-size shape ([`TuningPolicy::for_mid_input`]).
+    pub mid: bool,
+    /// A fused scan: its small shape serves inputs up to the SM count in default tiles, where
+    /// a plain scan's serves fewer than half of it.
+    pub fused: bool,
 }
 
 /// The largest inputs, in default tiles, that a scan's smaller shapes serve
@@ -162,6 +182,7 @@ impl TuningPolicy {
             l2_prefetch_tiles: 0,
             max_epoch: Self::MAX_EPOCH,
             stage_items: false,
+            resident_tiles: false,
             thread_runs: 1,
             offset_reads: 2,
             warp_scan_branches: false,
@@ -685,7 +706,8 @@ impl TuningPolicy {
     /// for the 8-byte affine struct (0.65). A thread holds up to 16 registers of items, which
     /// packed sub-word items fill 4 / size at a time (layout::packs_items): u8 64 items and u16
     /// 32, where 16 had them at 2^20 take 1.12x and 1.09x as long (equal at 2^16 and 2^18;
-    /// bench/results/h100-sub-word-session15.md, run 10).
+    /// bench/results/h100-sub-word-session15.md, run 10). Elements over 16 bytes hold 8 items
+    /// (256 bytes), below which their tiles lost.
     pub fn for_small_input(
         sm: u32,
         algorithm: Algorithm,
@@ -696,8 +718,13 @@ impl TuningPolicy {
         }
         let size = elem_size.max(1);
         let per_register = crate::layout::items_per_register(size);
-        let items = prev_power_of_two((128 / size).clamp(1, 16 * per_register) as u32);
-        let policy = TuningPolicy::new(128, items);
+        // At least 8 items: 24- and 32-byte elements at 4 (512-item tiles) took 7.8 and 10.3 us
+        // at 2^16 against 7.5 and 9.2 at 8 (H100, device time).
+        let items = prev_power_of_two((128 / size).clamp(8, 16 * per_register) as u32);
+        let policy = TuningPolicy {
+            resident_tiles: Self::resident_in_one_wave(size),
+            ..TuningPolicy::new(128, items)
+        };
         let large = TuningPolicy::for_target(sm, algorithm, elem_size);
         (policy.tile_items() < large.tile_items()
             && policy.validate(algorithm, size, size.min(8)).is_ok())
@@ -736,9 +763,17 @@ impl TuningPolicy {
         if !large.tile_items().is_multiple_of(threads) {
             return None;
         }
+        let resident_tiles = Self::resident_in_one_wave(elem_size);
         let policy = TuningPolicy {
             block_threads: threads,
             items_per_thread: large.tile_items() / threads,
+            resident_tiles,
+            // One wave of resident tiles has no later tile to prefetch for.
+            l2_prefetch_tiles: if resident_tiles {
+                0
+            } else {
+                large.l2_prefetch_tiles
+            },
             ..large
         };
         let align = elem_size.min(8);
@@ -746,6 +781,18 @@ impl TuningPolicy {
             && layout::static_shared_bytes(&policy, algorithm, elem_size, align)
                 <= Self::MAX_STATIC_SHARED_BYTES;
         fits.then_some(policy)
+    }
+
+    /// Whether the small- and mid-size shapes of `elem_size`-byte elements (one wave of tiles)
+    /// take resident tiles ([`TuningPolicy::resident_tiles`]): every element but the packed 1-
+    /// and 2-byte ones. H100, device time, fraction of a copy, claimed -> resident
+    /// (bench/results/h100-mid-size-session28.md): i64 sums 0.58
+    /// -> 0.62 at 2^18, 0.59 -> 0.63 at 2^20, 0.71 -> 0.74 at 2^21; f32x4 0.51 -> 0.57 at 2^19,
+    /// 0.60 -> 0.65 at 2^20; f64x2 0.49 -> 0.55 at 2^19, 0.58 -> 0.64 at 2^20; i32 0.585 ->
+    /// 0.61 at 2^18, within noise at 2^19-2^22. Packed u8 sums: within noise from 2^16 to 2^20
+    /// and at 2^22, 0.55 -> 0.51 at 2^21; u16 within 0.03 either way.
+    fn resident_in_one_wave(elem_size: usize) -> bool {
+        !layout::PACKED_ELEMENT_SIZES.contains(&elem_size)
     }
 
     /// Threads of the mid-size shape's blocks ([`Self::for_mid_input`]).
@@ -760,21 +807,23 @@ impl TuningPolicy {
     /// register cap as built; before it is built, the cap it asks for), given which of the
     /// smaller shapes exist ([`Self::for_small_input`], [`Self::for_mid_input`]).
     ///
-    /// Without a mid-size shape, inputs of fewer tiles than SMs take the small one. With it,
-    /// only those of fewer tiles than half the SMs do: from there to one wave of its blocks, the
-    /// default tile held by more threads did better than many small tiles (H100: i32 at 2^20,
-    /// 128 tiles of 8192, 7.2 us against 8.8 with 512 tiles of 2048; the 8-byte sum at 2^18,
-    /// 64 tiles, 7.0 us against the small tiles' 6.4). Past one wave it did worse (u16 at 2^23,
-    /// whose mid-size shape fits 3 blocks per SM where the default fits 5: 0.54 of a copy
-    /// against 0.63).
+    /// A plain scan's small shape serves inputs of fewer tiles than half the SMs. From there
+    /// to one wave of its blocks, the mid-size shape did better than many small tiles (H100:
+    /// i32 at 2^20, 128 tiles of 8192, 7.2 us against 8.8 with 512 tiles of 2048; the 8-byte
+    /// sum at 2^18, 64 tiles, 7.0 us against the small tiles' 6.4); past one wave it did worse
+    /// (u16 at 2^23, whose mid-size shape fits 3 blocks per SM where the default fits 5: 0.54
+    /// of a copy against 0.63). Elements with no mid-size shape take the default there: 24-
+    /// and 32-byte elements at 2^18 (128 default tiles) took 10.2 and 13.7 us with it against
+    /// 14.5 and 20.4 with their small tiles of 512 (H100, device time,
+    /// bench/results/h100-mid-size-session28.md). A fused scan (no mid-size shape) takes its
+    /// small shape up to the SM count.
     pub fn input_size(
         tiles: u64,
         sm_count: u32,
         mid_blocks_per_sm: u32,
-        has_small: bool,
-        has_mid: bool,
+        shapes: SizedShapes,
     ) -> InputSize {
-        let limits = Self::input_size_limits(sm_count, mid_blocks_per_sm, has_small, has_mid);
+        let limits = Self::input_size_limits(sm_count, mid_blocks_per_sm, shapes);
         if limits.small.is_some_and(|last| tiles <= last) {
             InputSize::Small
         } else if limits.mid.is_some_and(|last| tiles <= last) {
@@ -789,14 +838,13 @@ impl TuningPolicy {
     pub fn input_size_limits(
         sm_count: u32,
         mid_blocks_per_sm: u32,
-        has_small: bool,
-        has_mid: bool,
+        shapes: SizedShapes,
     ) -> InputSizeLimits {
         let sms = u64::from(sm_count.max(1));
-        let small_below = if has_mid { sms.div_ceil(2) } else { sms };
-        let small = (has_small && small_below > 1).then_some(small_below - 1);
+        let small_below = if shapes.fused { sms } else { sms.div_ceil(2) };
+        let small = (shapes.small && small_below > 1).then_some(small_below - 1);
         let one_wave = sms * u64::from(mid_blocks_per_sm.max(1)) * Self::MID_INPUT_WAVES;
-        let mid = (has_mid && one_wave > small.unwrap_or(0)).then_some(one_wave);
+        let mid = (shapes.mid && one_wave > small.unwrap_or(0)).then_some(one_wave);
         InputSizeLimits { small, mid }
     }
 
@@ -861,6 +909,11 @@ impl TuningPolicy {
         elem_align: usize,
     ) -> Result<(), CodegenError> {
         self.validate_shape(elem_size)?;
+        if self.resident_tiles && algorithm != Algorithm::SinglePass {
+            return Err(CodegenError::InvalidPolicy(format!(
+                "resident_tiles is a single-pass launch shape, not one of {algorithm}"
+            )));
+        }
         let smem = layout::static_shared_bytes(self, algorithm, elem_size, elem_align);
         let limit = Self::max_shared_bytes(algorithm);
         if smem > limit {
@@ -1149,6 +1202,9 @@ mod tests {
             assert_eq!(mid.tile_items(), large.tile_items(), "{size} B");
             assert_eq!(mid.block_threads, 2 * large.block_threads, "{size} B");
             assert_eq!(mid.min_blocks_per_sm, large.min_blocks_per_sm, "{size} B");
+            // Resident tiles in one wave, except packed ones.
+            assert_eq!(mid.resident_tiles, size >= 4, "{size} B");
+            assert!(!large.resident_tiles, "{size} B");
         }
         let p = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 4).unwrap();
         assert_eq!((p.block_threads, p.items_per_thread), (256, 32));
@@ -1203,23 +1259,31 @@ mod tests {
     #[test]
     fn input_size_classes_follow_the_default_tiles() {
         use InputSize::*;
-        let class = |tiles, small, mid| TuningPolicy::input_size(tiles, 132, 6, small, mid);
+        let shapes = |small, mid, fused| SizedShapes { small, mid, fused };
+        let class =
+            |tiles, small, mid| TuningPolicy::input_size(tiles, 132, 6, shapes(small, mid, false));
         // With both extra shapes: small below half the SMs, mid-size up to one wave.
         assert_eq!(class(1, true, true), Small);
         assert_eq!(class(65, true, true), Small);
         assert_eq!(class(66, true, true), Mid);
         assert_eq!(class(132 * 6, true, true), Mid);
         assert_eq!(class(132 * 6 + 1, true, true), Large);
-        // Without a mid-size shape the small one serves up to the SM count, as before.
-        assert_eq!(class(131, true, false), Small);
-        assert_eq!(class(132, true, false), Large);
+        // Without a mid-size shape the default serves from half the SMs.
+        assert_eq!(class(65, true, false), Small);
+        assert_eq!(class(66, true, false), Large);
+        // A fused scan's small shape serves up to the SM count.
+        let fused = |tiles| TuningPolicy::input_size(tiles, 132, 6, shapes(true, false, true));
+        assert_eq!(fused(131), Small);
+        assert_eq!(fused(132), Large);
         // Without a small one, the mid-size shape serves from one tile.
         assert_eq!(class(1, false, true), Mid);
         assert_eq!(class(1, false, false), Large);
         // The limits are the last tile counts of each class.
-        let limits = TuningPolicy::input_size_limits(132, 6, true, true);
+        let limits = TuningPolicy::input_size_limits(132, 6, shapes(true, true, false));
         assert_eq!((limits.small, limits.mid), (Some(65), Some(132 * 6)));
-        let limits = TuningPolicy::input_size_limits(132, 6, true, false);
+        let limits = TuningPolicy::input_size_limits(132, 6, shapes(true, false, false));
+        assert_eq!((limits.small, limits.mid), (Some(65), None));
+        let limits = TuningPolicy::input_size_limits(132, 6, shapes(true, false, true));
         assert_eq!((limits.small, limits.mid), (Some(131), None));
     }
 
@@ -1229,6 +1293,12 @@ mod tests {
         assert_eq!((p.block_threads, p.items_per_thread), (128, 16));
         let p = TuningPolicy::for_small_input(90, Algorithm::SinglePass, 8).unwrap();
         assert_eq!((p.block_threads, p.items_per_thread), (128, 16));
+        // Elements over 16 bytes: 8 items. Every small shape is resident (one wave).
+        for size in [24, 32] {
+            let p = TuningPolicy::for_small_input(90, Algorithm::SinglePass, size).unwrap();
+            assert_eq!((p.block_threads, p.items_per_thread), (128, 8));
+            assert!(p.resident_tiles);
+        }
         // Packed sub-word items: as many registers, 4 / size items to each.
         for (size, items) in [(1, 64), (2, 32)] {
             let p = TuningPolicy::for_small_input(90, Algorithm::SinglePass, size).unwrap();

@@ -689,7 +689,15 @@ fn render_scan(
     ctx.insert("max_epoch", &policy.max_epoch);
     ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);
     ctx.insert("look_back_window", &policy.look_back_window);
-    ctx.insert("l2_prefetch_tiles", &policy.l2_prefetch_tiles);
+    let resident_tiles = policy.resident_tiles && algorithm == Algorithm::SinglePass;
+    ctx.insert("resident_tiles", &resident_tiles);
+    // Resident tiles are one wave: no later tile to prefetch for.
+    let l2_prefetch_tiles = if resident_tiles {
+        0
+    } else {
+        policy.l2_prefetch_tiles
+    };
+    ctx.insert("l2_prefetch_tiles", &l2_prefetch_tiles);
     ctx.insert(
         "max_l2_prefetch_tiles",
         &TuningPolicy::MAX_L2_PREFETCH_TILES,

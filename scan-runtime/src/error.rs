@@ -153,6 +153,16 @@ pub enum ScanError {
         cols: u64,
     },
 
+    /// A policy with resident tiles (`TuningPolicy::resident_tiles`, chosen explicitly) for an
+    /// input whose grid the GPU cannot hold at once: such a kernel must launch cooperatively.
+    #[error("resident tiles launch every block at once: the scan needs {blocks} blocks, the GPU holds {resident} of this kernel (0: it cannot launch cooperatively); use a policy without resident_tiles for inputs this large")]
+    ResidentGrid {
+        /// Blocks (tiles) the scan needs.
+        blocks: u64,
+        /// Blocks of the kernel the GPU holds at once.
+        resident: u64,
+    },
+
     /// A rows shape that does not describe the buffers.
     #[error("rows: {why}")]
     BadRows {

@@ -69,6 +69,10 @@ pub(crate) struct LoadedScan {
     functions: [Option<CudaFunction>; 5],
     /// The most local memory (bytes per thread) any of the kernels uses.
     pub(crate) local_bytes: u32,
+    /// Resident tiles (policy `resident_tiles`): the most blocks of the single-pass kernel the
+    /// GPU holds at once, the largest grid it may launch cooperatively; 0 otherwise, or where
+    /// the device cannot launch cooperatively.
+    pub(crate) resident_blocks: u64,
 }
 
 impl LoadedScan {
@@ -276,6 +280,32 @@ impl Gpu {
         Ok(ScanEngine::new(self.clone(), loaded, shapes, identity))
     }
 
+    /// How many blocks of a resident-tiles `function` the GPU holds at once (its occupancy on
+    /// every SM): the largest grid `cuLaunchCooperativeKernel` accepts. 0 where the device
+    /// does not launch cooperatively.
+    fn resident_blocks(
+        &self,
+        function: &CudaFunction,
+        generated: &GeneratedScan,
+    ) -> Result<u64, ScanError> {
+        let cooperative = self
+            .inner
+            .ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)
+            .map_err(driver("reading whether the device launches cooperatively"))?;
+        if cooperative == 0 {
+            return Ok(0);
+        }
+        let per_sm = function
+            .occupancy_max_active_blocks_per_multiprocessor(
+                generated.policy.block_threads,
+                generated.dynamic_shared_bytes as usize,
+                None,
+            )
+            .map_err(driver("reading a kernel's blocks per multiprocessor"))?;
+        Ok(u64::from(per_sm) * u64::from(self.inner.sm_count))
+    }
+
     /// Lets `function` launch with `bytes` of dynamic shared memory
     /// ([`scan_codegen::GeneratedScan::dynamic_shared_bytes`]): past the 48 KiB every kernel
     /// may use, a kernel must opt in, up to the device's limit. A tile over that limit is
@@ -381,12 +411,19 @@ impl Gpu {
                 _ => break (generated, module, functions, local_bytes),
             }
         };
-        tracing::debug!(policy = ?generated.policy, local_bytes, "module loaded");
+        let resident_blocks = match &functions[Kernel::SinglePass as usize] {
+            Some(function) if generated.policy.resident_tiles => {
+                self.resident_blocks(function, &generated)?
+            }
+            _ => 0,
+        };
+        tracing::debug!(policy = ?generated.policy, local_bytes, resident_blocks, "module loaded");
         let loaded = Arc::new(LoadedScan {
             generated,
             _module: module,
             functions,
             local_bytes: local_bytes.max(0) as u32,
+            resident_blocks,
         });
         let mut modules = self.inner.modules.lock().expect("module cache poisoned");
         Ok(modules.entry(key).or_insert(loaded).clone())

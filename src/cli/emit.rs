@@ -129,6 +129,10 @@ pub struct EmitArgs {
     /// (`true`) or in registers (`false`, the default).
     #[arg(long = "staged", value_name = "BOOL")]
     pub staged: Option<bool>,
+    /// Override whether a single-pass tile is its block's (`true`: tile t is block t, for a
+    /// cooperative launch of a grid the GPU holds at once) or claimed (`false`, the default).
+    #[arg(long = "resident", value_name = "BOOL")]
+    pub resident: Option<bool>,
     /// Override the policy's runs per thread (interleaved chains of combines; must divide the
     /// items per thread).
     #[arg(long = "thread-runs")]
@@ -204,6 +208,9 @@ pub fn run(args: EmitArgs) -> CliResult {
         (&mut policy.l2_prefetch_tiles, args.l2_prefetch_tiles),
         (&mut policy.thread_runs, args.thread_runs),
     ];
+    if let Some(resident) = args.resident {
+        policy.resident_tiles = resident;
+    }
     if let Some(staged) = args.staged {
         policy.stage_items = staged;
     }

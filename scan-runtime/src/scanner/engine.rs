@@ -13,7 +13,9 @@ use crate::segments::DeviceSegments;
 use crate::workspace::{Needs, Workspace};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
-use scan_codegen::{Algorithm, InputSize, ScanMode, ScanVariant, Segments, TuningPolicy};
+use scan_codegen::{
+    Algorithm, InputSize, ScanMode, ScanVariant, Segments, SizedShapes, TuningPolicy,
+};
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
@@ -260,12 +262,21 @@ impl ScanEngine {
             sized.load(&self.gpu, n, capture)?;
         }
         // Built, the mid-size shape may fit fewer blocks per SM than it asked for (a register
-        // cap loosened where ptxas spilled): inputs past one wave of those take the default.
+        // cap loosened where ptxas spilled): inputs past one wave of those take the default, as
+        // do those whose grid a resident-tiles shape cannot launch at once.
         let class = self.input_size(n);
-        match self.shapes.get_mut(class) {
-            Some(SizedVariant::Loaded(loaded, tile)) => Ok((loaded.clone(), *tile)),
-            _ => Ok((self.loaded.clone(), self.tile)),
+        if let Some(SizedVariant::Loaded(loaded, tile)) = self.shapes.get_mut(class) {
+            if holds(loaded, *tile, n) {
+                return Ok((loaded.clone(), *tile));
+            }
         }
+        if !holds(&self.loaded, self.tile, n) {
+            return Err(ScanError::ResidentGrid {
+                blocks: n.div_ceil(self.tile),
+                resident: self.loaded.resident_blocks,
+            });
+        }
+        Ok((self.loaded.clone(), self.tile))
     }
 
     /// The size class of an input of `n` elements, by the default shape's tiles on this GPU.
@@ -274,9 +285,17 @@ impl ScanEngine {
             n.div_ceil(self.tile),
             self.gpu.sm_count(),
             self.mid_blocks_per_sm(),
-            self.shapes.small.exists(),
-            self.shapes.mid.exists(),
+            self.sized_shapes(),
         )
+    }
+
+    /// Which smaller shapes this scan has.
+    fn sized_shapes(&self) -> SizedShapes {
+        SizedShapes {
+            small: self.shapes.small.exists(),
+            mid: self.shapes.mid.exists(),
+            fused: self.loaded.generated.transform.is_some(),
+        }
     }
 
     /// Blocks per SM of the mid-size shape: its register cap as built, or before it is built
@@ -295,8 +314,7 @@ impl ScanEngine {
         let limits = TuningPolicy::input_size_limits(
             self.gpu.sm_count(),
             self.mid_blocks_per_sm(),
-            self.shapes.small.exists(),
-            self.shapes.mid.exists(),
+            self.sized_shapes(),
         );
         [limits.small, limits.mid]
             .into_iter()
@@ -524,12 +542,23 @@ impl ScanEngine {
                     args.arg(&prefixes);
                 }
             }
+            // Resident tiles wait on their predecessors by block index, which only a cooperative
+            // launch (every block resident at once) makes safe; `variant_for` chose this kernel
+            // only for a grid the GPU holds (`holds`). Column scans claim their tiles.
+            let cooperative = launch.kernel == Kernel::SinglePass
+                && generated.policy.resident_tiles
+                && ready.columns.is_none();
             // SAFETY: the arguments are exactly the entry's ABI signature (ARCHITECTURE.md):
             // device pointers to `n` elements (lengths checked by the callers), the scratch
             // sized by the same plan (the tile state for at least `plan.single_pass_tiles`
             // slots), `n` and the slot count as u64, init and total as one-element device
             // pointers or NULL.
-            unsafe { args.launch(config) }.map_err(|source| ScanError::Launch {
+            let launched = if cooperative {
+                unsafe { args.launch_cooperative(config) }
+            } else {
+                unsafe { args.launch(config) }
+            };
+            launched.map_err(|source| ScanError::Launch {
                 kernel: launch.kernel.name(),
                 source,
             })?;
@@ -537,6 +566,13 @@ impl ScanEngine {
         ws.used(stream, capture);
         Ok(())
     }
+}
+
+/// Whether a single-pass launch of `n` elements in tiles of `tile` suits `loaded`: any grid does
+/// for claimed tiles, only one the GPU holds at once for resident ones
+/// (`TuningPolicy::resident_tiles`).
+fn holds(loaded: &LoadedScan, tile: u64, n: u64) -> bool {
+    !loaded.generated.policy.resident_tiles || n.div_ceil(tile) <= loaded.resident_blocks
 }
 
 /// The initial value and the total of one scan (device addresses of one element, 0 for none),

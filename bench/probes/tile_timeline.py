@@ -1,0 +1,321 @@
+"""Where a single-pass scan's time goes at mid sizes: a per-tile timeline.
+
+Takes kernels printed by `scangen emit` (plain single-pass, no segments), adds %globaltimer
+probes at the tile's phase boundaries (thread 0 of each block: entry, tile claimed, tile reduced,
+prefix known, prefix shared, stores issued), launches them through CuPy, and prints
+
+* the scan's device time (behind a spinning kernel, so the events bracket only GPU work) beside
+  a device-to-device copy of the same bytes, and
+* per phase, the median and the slowest tile's duration, and when the last tile started and
+  ended relative to the first one's start.
+
+Usage (on a GPU machine): python3 tile_timeline.py LOG2N KERNEL.cu[+spec] [...]
+The element type is read from the kernel (`typedef ... V;` comes from the emitted op). A `+spec`
+suffix runs the kernel changed to load tile blockIdx.x while its tile claim is in flight (kept
+when the claim returns that tile, reloaded otherwise): an experiment on hiding the claim.
+`+block` takes tile ids from blockIdx.x under a cooperative launch.
+`+sleepN` sets the look-back's pause between polls to N ns.
+"""
+import re
+import sys
+
+import numpy as np
+
+cp = None  # CuPy, imported by main (instrument() runs without it)
+
+PROBE_SLOTS = 8
+PHASES = ["claim", "load+reduce", "look-back", "share prefix", "scan+store issue"]
+
+SPIN = r"""
+extern "C" __global__ void spin(unsigned long long ns, unsigned long long* end) {
+    unsigned long long start;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    for (;;) {
+        unsigned long long now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start > ns) {
+            *end = now;
+            break;
+        }
+    }
+}
+
+// A plain copy of 16-byte vectors, grid-stride, with each block's start and end times.
+extern "C" __global__ void probed_copy(const uint4* in, uint4* out, unsigned long long n, unsigned long long* probe) {
+    unsigned long long t0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x) {
+        out[i] = in[i];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long t1;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+        probe[2 * blockIdx.x] = t0;
+        probe[2 * blockIdx.x + 1] = t1;
+    }
+}
+"""
+
+SPIN_END = None  # device buffer the spin kernel writes its end time to (main)
+
+
+def spin_then(spin):
+    spin((1,), (1,), (np.uint64(60_000), SPIN_END))
+
+
+def instrument(src: str) -> str:
+    kernel_at = src.index('extern "C" __global__ void SCAN_LAUNCH_BOUNDS')
+    head, body = src[:kernel_at], src[kernel_at:]
+    head += (
+        'extern "C" __device__ unsigned long long scan_probe[8 * 65536];\n'
+        "__device__ __forceinline__ unsigned long long scan_probe_now() {\n"
+        "    unsigned long long t; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t)); return t;\n"
+        "}\n"
+    )
+
+    def put(marker, text, after=False):
+        nonlocal body
+        if marker not in body:
+            raise SystemExit(f"marker not found: {marker!r}")
+        at = body.index(marker) + (len(marker) if after else 0)
+        body = body[:at] + text + body[at:]
+
+    put("    const ScanLayout layout(n);\n", "    const unsigned long long _p0 = scan_probe_now();\n")
+    put("    const u32 epoch = storage.epoch;\n", "    const unsigned long long _p1 = scan_probe_now();\n", after=True)
+    m = re.search(r"\n    scan_block_exclusive\([^\n]*\n", body)
+    body = body[: m.end()] + "    const unsigned long long _p2 = scan_probe_now();\n" + body[m.end():]
+    put("    // Every tile but an unseeded tile 0 has a prefix", "    const unsigned long long _p3 = scan_probe_now();\n")
+    put("        tile_prefix = storage.exclusive_prefix;\n    }\n", "    const unsigned long long _p4 = scan_probe_now();\n", after=True)
+    put(
+        "    // The last tile writes the scan's total",
+        "    if (threadIdx.x == 0) {\n"
+        "        unsigned long long* p = scan_probe + (unsigned long long)tile * 8;\n"
+        "        unsigned int smid; asm(\"mov.u32 %0, %%smid;\" : \"=r\"(smid));\n"
+        "        p[0] = _p0; p[1] = _p1; p[2] = _p2; p[3] = _p3; p[4] = _p4; p[5] = scan_probe_now(); p[6] = smid; p[7] = blockIdx.x;\n"
+        "    }\n",
+    )
+    return head + body
+
+
+def speculate(src: str) -> str:
+    """Loads tile blockIdx.x while thread 0's claim is in flight; reloads where the claim differs."""
+    old_claim = """    if (threadIdx.x == 0) {
+        u32 tile;
+        u32 epoch;
+        ts.claim(num_tiles, tile, epoch);
+        storage.tile_id = tile;
+        storage.epoch = epoch;
+"""
+    new_claim = """    unsigned long long claim_word = 0;
+    if (threadIdx.x == 0) {
+        claim_word = atomicAdd(ts.launch, 1ull);
+    }
+    const u64 guess_base = (u64)blockIdx.x * SCAN_TILE_ITEMS;
+    const bool guess_full = guess_base + SCAN_TILE_ITEMS <= n && layout.vectors_fit(in, out);
+    ScanItemsFor<decltype(in)>::type values;
+    if (guess_full) {
+        scan_load_tile<false>(in, layout, guess_base, SCAN_TILE_ITEMS, values, storage.tile);
+    }
+    if (threadIdx.x == 0) {
+        const u32 tile = (u32)claim_word;
+        const u32 previous = (u32)(claim_word >> 32);
+        const u32 epoch = previous >= SCAN_MAX_EPOCH ? 1u : previous + 1u;
+        if ((u64)tile + 1 == num_tiles) {
+            atomicExch(ts.launch, (unsigned long long)epoch << 32);
+        }
+        storage.tile_id = tile;
+        storage.epoch = epoch;
+"""
+    old_load = """    ScanItemsFor<decltype(in)>::type values;
+    if (full) {"""
+    new_load = """    if (!(guess_full && tile == blockIdx.x)) {
+    __syncwarp();
+    if (full) {"""
+    for old, new in ((old_claim, new_claim), (old_load, new_load)):
+        if old not in src:
+            raise SystemExit(f"speculate: not found: {old[:60]!r}")
+        src = src.replace(old, new, 1)
+    # close the extra brace after the load's else branch
+    marker = "        scan_load_tile<true>(in, layout, base, valid, values, storage.tile);\n    }\n"
+    if marker not in src:
+        raise SystemExit("speculate: load's else branch not found")
+    return src.replace(marker, marker + "    }\n", 1)
+
+
+def block_tiles(src: str) -> str:
+    """Tile = blockIdx.x (safe where every block is resident at once: a cooperative launch);
+    the claim atomic only fetches the epoch and counts blocks, and nothing waits on it before
+    the block's reduction."""
+    old_claim = """    if (threadIdx.x == 0) {
+        u32 tile;
+        u32 epoch;
+        ts.claim(num_tiles, tile, epoch);
+        storage.tile_id = tile;
+        storage.epoch = epoch;
+        scan_prefetch_tile_l2(in, n, (u64)tile + SCAN_L2_PREFETCH_TILES);
+    }
+    __syncthreads();
+    const u32 tile = storage.tile_id;
+    const u32 epoch = storage.epoch;
+"""
+    new_claim = """    unsigned long long claim_word = 0;
+    if (threadIdx.x == 0) {
+        claim_word = atomicAdd(ts.launch, 1ull);
+    }
+    const u32 tile = blockIdx.x;
+"""
+    if old_claim not in src:
+        raise SystemExit("block_tiles: claim not found")
+    src = src.replace(old_claim, new_claim, 1)
+    m = re.search(r"\n    scan_block_exclusive\([^\n]*\n", src)
+    epoch = """
+    if (threadIdx.x == 0) {
+        const u32 previous = (u32)(claim_word >> 32);
+        const u32 epoch = previous >= SCAN_MAX_EPOCH ? 1u : previous + 1u;
+        if ((u64)(u32)claim_word + 1 == num_tiles) {
+            atomicExch(ts.launch, (unsigned long long)epoch << 32);
+        }
+        storage.epoch = epoch;
+    }"""
+    # scan_block_exclusive's barriers make thread 0's store visible to the block.
+    src = src[: m.start()] + epoch + src[m.start(): m.end()] + "    const u32 epoch = storage.epoch;\n" + src[m.end():]
+    return src
+
+
+def constant(src, name):
+    return int(re.search(rf"constexpr u\d+ {name} = (\d+)", src).group(1))
+
+
+def element_dtype(src):
+    v = re.search(r"typedef (\w+) V;", src) or re.search(r"using V = (\w+);", src)
+    return {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64, "u8": np.uint8,
+            "i8": np.int8, "u16": np.uint16, "i16": np.int16, "f32": np.float32, "f64": np.float64}[v.group(1)]
+
+
+def device_time(launch, spin, reps):
+    times = []
+    for _ in range(reps):
+        spin_then(spin)
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        launch()
+        b.record()
+        b.synchronize()
+        times.append(cp.cuda.get_elapsed_time(a, b) * 1000.0)
+    return float(np.median(times))
+
+
+def run(path, log2n, spin):
+    path, *changes = path.split("+")
+    src = open(path).read()
+    if "spec" in changes:
+        src = speculate(src)
+    coop = "block" in changes
+    if coop:
+        src = block_tiles(src)
+    for change in changes:
+        if change.startswith("sleep"):
+            # The look-back's pause between polls of a window that is not ready.
+            src = re.sub(r"__nanosleep\(\d+\)", f"__nanosleep({int(change[5:])})", src)
+    threads = constant(src, "SCAN_BLOCK_THREADS")
+    tile_items = constant(src, "SCAN_TILE_ITEMS")
+    words = constant(src, "SCAN_STATUS_WORDS")
+    dyn = re.search(r"constexpr u32 SCAN_DYNAMIC_SHARED_BYTES = (\d+)", src)
+    dyn = int(dyn.group(1)) if dyn else 0
+    dtype = element_dtype(src)
+    n = 1 << log2n
+    tiles = -(-n // tile_items)
+    opts = ("--std=c++17", "--gpu-architecture=sm_90", "--fmad=false")
+    # A cooperative module's kernels launch cooperatively: every block resident at once.
+    plain = cp.RawModule(code=src, options=opts, enable_cooperative_groups=coop).get_function("scangen_single_pass")
+    probed_mod = cp.RawModule(code=instrument(src), options=opts, enable_cooperative_groups=coop)
+    probed = probed_mod.get_function("scangen_single_pass")
+    if dyn:
+        for f in (plain, probed):
+            f.max_dynamic_shared_size_bytes = dyn
+    rng = np.random.default_rng(7)
+    host = rng.integers(0, 100, n).astype(dtype)
+    x = cp.asarray(host)
+    y = cp.empty_like(x)
+    state = cp.zeros(128 + 8 * words * tiles, dtype=cp.uint8)
+    null = np.uint64(0)
+    args = (x, y, np.uint64(n), state, np.uint64(tiles), null, null)
+
+    def scan(f=plain):
+        f((tiles,), (threads,), args, shared_mem=dyn)
+
+    def copy():
+        cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, x.nbytes, 3, cp.cuda.get_current_stream().ptr)
+
+    for _ in range(5):
+        scan()
+    cp.cuda.Device().synchronize()
+    want = np.cumsum(host, dtype=dtype)
+    ok = np.array_equal(cp.asnumpy(y), want)
+    rounds = [(device_time(scan, spin, 30), device_time(copy, spin, 30)) for _ in range(2)]
+    # Probed launch, behind a spin as the timed ones are.
+    spin_then(spin)
+    scan(probed)
+    cp.cuda.Device().synchronize()
+    probe = probed_mod.get_global("scan_probe")
+    p = cp.asnumpy(cp.ndarray((8 * 65536,), dtype=cp.uint64, memptr=probe))[: tiles * 8].reshape(tiles, 8)
+    t = p[:, :6].astype(np.int64)
+    t0 = t[:, 0].min()
+    spin_end = int(cp.asnumpy(SPIN_END)[0])
+    name = "+".join([path.split("/")[-1], *changes])
+    print(f"## {name}: n = 2^{log2n}, {threads} x {tile_items // threads}, {tiles} tiles, correct: {ok}")
+    for s, c in rounds:
+        print(f"device time: scan {s:.2f} us, copy {c:.2f} us, fraction {c / s:.3f}")
+    print(f"claimed tile == blockIdx.x for {np.mean(p[:, 7] == np.arange(tiles)):.2f} of the tiles")
+    print(f"blocks on {len(set(p[:, 6].tolist()))} SMs; start of tiles (us after the first): "
+          f"median {np.median(t[:, 0] - t0) / 1e3:.2f}, last {(t[:, 0].max() - t0) / 1e3:.2f}; "
+          f"end of the last tile {(t[:, 5].max() - t0) / 1e3:.2f}")
+    print(f"  after the launch's wait (us): first tile starts {(t0 - spin_end) / 1e3:.2f}, last tile ends {(t[:, 5].max() - spin_end) / 1e3:.2f}")
+    for k, phase in enumerate(PHASES):
+        d = (t[:, k + 1] - t[:, k]) / 1e3
+        print(f"  {phase:18s} median {np.median(d):6.2f} us  max {d.max():6.2f} us (tile {int(d.argmax())})")
+    deltas = np.diff(np.unique(t.ravel()))
+    print(f"  (timer step: smallest nonzero difference {deltas[deltas > 0].min()} ns)")
+    # A few tiles' whole timelines, relative to the first start.
+    for i in sorted({0, 1, tiles // 2, tiles - 1}):
+        print(f"  tile {i:5d} sm {p[i, 6]:3d}: " + " ".join(f"{(v - t0) / 1e3:6.2f}" for v in t[i]))
+
+
+def copy_baseline(module, spin, nbytes):
+    """Our own copy kernel's device time and timeline, beside the driver's copy."""
+    copy = module.get_function("probed_copy")
+    vectors = nbytes // 16
+    x = cp.arange(vectors * 4, dtype=cp.uint32)
+    y = cp.empty_like(x)
+    probe = cp.zeros(2 * 132 * 8, dtype=cp.uint64)
+    for blocks in (132, 132 * 4):
+        def launch():
+            copy((blocks,), (256,), (x, y, np.uint64(vectors), probe))
+        launch()
+        t = device_time(launch, spin, 30)
+        spin_then(spin)
+        launch()
+        cp.cuda.Device().synchronize()
+        p = cp.asnumpy(probe)[: 2 * blocks].reshape(blocks, 2).astype(np.int64)
+        end = int(cp.asnumpy(SPIN_END)[0])
+        print(f"copy kernel, {blocks} x 256, {nbytes} bytes: device time {t:.2f} us; first block starts "
+              f"{(p[:, 0].min() - end) / 1e3:.2f}, last ends {(p[:, 1].max() - end) / 1e3:.2f} us after the wait")
+
+
+def main():
+    global cp, SPIN_END
+    import cupy
+
+    cp = cupy
+    log2n = int(sys.argv[1])
+    module = cp.RawModule(code=SPIN)
+    spin = module.get_function("spin")
+    SPIN_END = cp.zeros(1, dtype=cp.uint64)
+    copy_baseline(module, spin, 4 << log2n)
+    for path in sys.argv[2:]:
+        run(path, log2n, spin)
+
+
+if __name__ == "__main__":
+    main()
