@@ -699,6 +699,40 @@ fn gpu_out_of_memory_is_a_typed_error() {
     println!("gpu suite (gpu_out_of_memory_is_a_typed_error): 1 cases passed, 0 failed");
 }
 
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn gpu_resident_tiles_past_one_wave_are_a_typed_error() {
+    let gpu = gpu("error paths");
+    // Tiles of 32 elements, one per 32-thread block, tile t in block t under a cooperative launch.
+    let policy = TuningPolicy {
+        resident_tiles: true,
+        ..TuningPolicy::new(32, 1)
+    };
+    let mut s = gpu
+        .scanner::<Add<u32>>(ScanOptions::default().policy(policy))
+        .expect("scanner");
+    let small: Vec<u32> = (0..1031u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+    let expected: Vec<u32> = small
+        .iter()
+        .scan(0u32, |acc, &x| {
+            *acc = acc.wrapping_add(x);
+            Some(*acc)
+        })
+        .collect();
+    assert_eq!(s.scan(&small).unwrap(), expected, "one wave of resident tiles");
+    // More blocks than an SM ever holds (32) times the SMs: refused before any launch.
+    let blocks = 32 * u64::from(gpu.sm_count()) + 1;
+    let big = vec![1u32; (blocks * 32) as usize];
+    let err = s.scan(&big).unwrap_err();
+    assert!(
+        matches!(err, ScanError::ResidentGrid { blocks: b, resident } if b == blocks && resident < blocks),
+        "{err:?}"
+    );
+    // Nothing was launched: the scanner goes on.
+    assert_eq!(s.scan(&small).unwrap(), expected);
+    println!("gpu suite (gpu_resident_tiles_past_one_wave_are_a_typed_error): 1 cases passed, 0 failed");
+}
+
 /// An operator whose device declaration says 8-byte elements while its Rust type has 4.
 struct WrongLayout;
 
