@@ -13,7 +13,7 @@ Usage (on a GPU machine): python3 tile_timeline.py LOG2N KERNEL.cu[+spec] [...]
 The element type is read from the kernel (`typedef ... V;` comes from the emitted op). A `+spec`
 suffix runs the kernel changed to load tile blockIdx.x while its tile claim is in flight (kept
 when the claim returns that tile, reloaded otherwise): an experiment on hiding the claim.
-`+block` takes tile ids from blockIdx.x under a cooperative launch.
+Kernels with resident tiles (`scangen emit --resident true`) launch cooperatively.
 `+sleepN` sets the look-back's pause between polls to N ns.
 """
 import re
@@ -82,7 +82,11 @@ def instrument(src: str) -> str:
         body = body[:at] + text + body[at:]
 
     put("    const ScanLayout layout(n);\n", "    const unsigned long long _p0 = scan_probe_now();\n")
-    put("    const u32 epoch = storage.epoch;\n", "    const unsigned long long _p1 = scan_probe_now();\n", after=True)
+    # Tile known: after the claim's barrier, or at once for resident tiles (`scangen emit
+    # --resident true`).
+    claimed = "    const u32 epoch = storage.epoch;\n"
+    resident = "    const u32 tile = blockIdx.x;\n"
+    put(claimed if claimed in body else resident, "    const unsigned long long _p1 = scan_probe_now();\n", after=True)
     m = re.search(r"\n    scan_block_exclusive\([^\n]*\n", body)
     body = body[: m.end()] + "    const unsigned long long _p2 = scan_probe_now();\n" + body[m.end():]
     put("    // Every tile but an unseeded tile 0 has a prefix", "    const unsigned long long _p3 = scan_probe_now();\n")
@@ -143,46 +147,6 @@ def speculate(src: str) -> str:
     return src.replace(marker, marker + "    }\n", 1)
 
 
-def block_tiles(src: str) -> str:
-    """Tile = blockIdx.x (safe where every block is resident at once: a cooperative launch);
-    the claim atomic only fetches the epoch and counts blocks, and nothing waits on it before
-    the block's reduction."""
-    old_claim = """    if (threadIdx.x == 0) {
-        u32 tile;
-        u32 epoch;
-        ts.claim(num_tiles, tile, epoch);
-        storage.tile_id = tile;
-        storage.epoch = epoch;
-        scan_prefetch_tile_l2(in, n, (u64)tile + SCAN_L2_PREFETCH_TILES);
-    }
-    __syncthreads();
-    const u32 tile = storage.tile_id;
-    const u32 epoch = storage.epoch;
-"""
-    new_claim = """    unsigned long long claim_word = 0;
-    if (threadIdx.x == 0) {
-        claim_word = atomicAdd(ts.launch, 1ull);
-    }
-    const u32 tile = blockIdx.x;
-"""
-    if old_claim not in src:
-        raise SystemExit("block_tiles: claim not found")
-    src = src.replace(old_claim, new_claim, 1)
-    m = re.search(r"\n    scan_block_exclusive\([^\n]*\n", src)
-    epoch = """
-    if (threadIdx.x == 0) {
-        const u32 previous = (u32)(claim_word >> 32);
-        const u32 epoch = previous >= SCAN_MAX_EPOCH ? 1u : previous + 1u;
-        if ((u64)(u32)claim_word + 1 == num_tiles) {
-            atomicExch(ts.launch, (unsigned long long)epoch << 32);
-        }
-        storage.epoch = epoch;
-    }"""
-    # scan_block_exclusive's barriers make thread 0's store visible to the block.
-    src = src[: m.start()] + epoch + src[m.start(): m.end()] + "    const u32 epoch = storage.epoch;\n" + src[m.end():]
-    return src
-
-
 def constant(src, name):
     return int(re.search(rf"constexpr u\d+ {name} = (\d+)", src).group(1))
 
@@ -211,9 +175,8 @@ def run(path, log2n, spin):
     src = open(path).read()
     if "spec" in changes:
         src = speculate(src)
-    coop = "block" in changes
-    if coop:
-        src = block_tiles(src)
+    # Resident tiles (tile t in block t) must launch cooperatively: every block resident at once.
+    coop = "    const u32 tile = blockIdx.x;\n" in src
     for change in changes:
         if change.startswith("sleep"):
             # The look-back's pause between polls of a window that is not ready.
