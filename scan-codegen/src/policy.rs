@@ -1293,7 +1293,7 @@ mod tests {
         assert_eq!((p.block_threads, p.items_per_thread), (128, 16));
         let p = TuningPolicy::for_small_input(90, Algorithm::SinglePass, 8).unwrap();
         assert_eq!((p.block_threads, p.items_per_thread), (128, 16));
-        // Elements over 16 bytes: 8 items. Every small shape is resident (one wave).
+        // Elements over 16 bytes: 8 items, in resident tiles (one wave).
         for size in [24, 32] {
             let p = TuningPolicy::for_small_input(90, Algorithm::SinglePass, size).unwrap();
             assert_eq!((p.block_threads, p.items_per_thread), (128, 8));
