@@ -711,7 +711,9 @@ fn gpu_resident_tiles_past_one_wave_are_a_typed_error() {
     let mut s = gpu
         .scanner::<Add<u32>>(ScanOptions::default().policy(policy))
         .expect("scanner");
-    let small: Vec<u32> = (0..1031u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+    let small: Vec<u32> = (0..1031u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+        .collect();
     let expected: Vec<u32> = small
         .iter()
         .scan(0u32, |acc, &x| {
@@ -719,7 +721,11 @@ fn gpu_resident_tiles_past_one_wave_are_a_typed_error() {
             Some(*acc)
         })
         .collect();
-    assert_eq!(s.scan(&small).unwrap(), expected, "one wave of resident tiles");
+    assert_eq!(
+        s.scan(&small).unwrap(),
+        expected,
+        "one wave of resident tiles"
+    );
     // More blocks than an SM ever holds (32) times the SMs: refused before any launch.
     let blocks = 32 * u64::from(gpu.sm_count()) + 1;
     let big = vec![1u32; (blocks * 32) as usize];
@@ -730,7 +736,9 @@ fn gpu_resident_tiles_past_one_wave_are_a_typed_error() {
     );
     // Nothing was launched: the scanner goes on.
     assert_eq!(s.scan(&small).unwrap(), expected);
-    println!("gpu suite (gpu_resident_tiles_past_one_wave_are_a_typed_error): 1 cases passed, 0 failed");
+    println!(
+        "gpu suite (gpu_resident_tiles_past_one_wave_are_a_typed_error): 1 cases passed, 0 failed"
+    );
 }
 
 /// An operator whose device declaration says 8-byte elements while its Rust type has 4.
