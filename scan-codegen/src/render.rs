@@ -35,7 +35,8 @@ pub struct GeneratedScan {
     /// Inclusive or exclusive.
     pub mode: ScanMode,
     /// The policy the source was built with, after generation's adjustments (the L2 prefetch
-    /// is turned off for column and strided-row scans): launch with its block size.
+    /// is turned off for column, strided-row and resident-tile scans; column scans' tiles are
+    /// never resident): launch with its block size, cooperatively where `resident_tiles`.
     pub policy: TuningPolicy,
     /// Direction and segment rule ([`ScanVariant::FLAT`] for a plain forward scan).
     pub variant: ScanVariant,
@@ -511,6 +512,12 @@ fn render_scan(
         // The L2 prefetch asks for a tile's bytes as one contiguous range; strided rows have none.
         policy.l2_prefetch_tiles = 0;
     }
+    // Column tiles are always claimed (columns.cu.tera), so the host launches them as usual.
+    policy.resident_tiles &= algorithm == Algorithm::SinglePass && !columns;
+    if policy.resident_tiles {
+        // Resident tiles are one wave: no later tile to prefetch for.
+        policy.l2_prefetch_tiles = 0;
+    }
     // A fused scan's exchange stages the input arrays, then the output, in the transpose
     // buffer, which is sized for them (fused.cu.tera). Without segments the inputs stay staged
     // from the tile's load to its finish (no lifted items in registers).
@@ -689,15 +696,8 @@ fn render_scan(
     ctx.insert("max_epoch", &policy.max_epoch);
     ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);
     ctx.insert("look_back_window", &policy.look_back_window);
-    let resident_tiles = policy.resident_tiles && algorithm == Algorithm::SinglePass;
-    ctx.insert("resident_tiles", &resident_tiles);
-    // Resident tiles are one wave: no later tile to prefetch for.
-    let l2_prefetch_tiles = if resident_tiles {
-        0
-    } else {
-        policy.l2_prefetch_tiles
-    };
-    ctx.insert("l2_prefetch_tiles", &l2_prefetch_tiles);
+    ctx.insert("resident_tiles", &policy.resident_tiles);
+    ctx.insert("l2_prefetch_tiles", &policy.l2_prefetch_tiles);
     ctx.insert(
         "max_l2_prefetch_tiles",
         &TuningPolicy::MAX_L2_PREFETCH_TILES,
@@ -870,6 +870,45 @@ mod tests {
             normalize("\n\na {  \n\n\n  b;\n\n\n\nc\n\n}\n\n"),
             "a {\n  b;\n\nc\n}\n"
         );
+    }
+
+    #[test]
+    fn resident_tiles_are_single_pass_tiles_and_never_column_ones() {
+        let spec = BuiltinOp::Add.spec(PrimType::I32).unwrap();
+        let policy = TuningPolicy {
+            resident_tiles: true,
+            l2_prefetch_tiles: 48,
+            ..TuningPolicy::new(128, 16)
+        };
+        let render = |segments| {
+            let variant = ScanVariant {
+                segments,
+                ..ScanVariant::FLAT
+            };
+            generate_variant(
+                &spec,
+                Algorithm::SinglePass,
+                ScanMode::Inclusive,
+                variant,
+                policy,
+            )
+            .unwrap()
+        };
+        let flat = render(Segments::None);
+        assert!(flat.policy.resident_tiles && flat.policy.l2_prefetch_tiles == 0);
+        assert!(flat.source.contains("const u32 tile = blockIdx.x;"));
+        let columns = render(Segments::Columns);
+        assert!(!columns.policy.resident_tiles);
+        // Other algorithms refuse it.
+        let err = generate_variant(
+            &spec,
+            Algorithm::Blelloch,
+            ScanMode::Inclusive,
+            ScanVariant::FLAT,
+            policy,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("resident_tiles"), "{err}");
     }
 
     #[test]

@@ -544,10 +544,10 @@ impl ScanEngine {
             }
             // Resident tiles wait on their predecessors by block index, which only a cooperative
             // launch (every block resident at once) makes safe; `variant_for` chose this kernel
-            // only for a grid the GPU holds (`holds`). Column scans claim their tiles.
-            let cooperative = launch.kernel == Kernel::SinglePass
-                && generated.policy.resident_tiles
-                && ready.columns.is_none();
+            // only for a grid the GPU holds (`holds`). (Never a column scan's: generation
+            // clears the flag there.)
+            let cooperative =
+                launch.kernel == Kernel::SinglePass && generated.policy.resident_tiles;
             // SAFETY: the arguments are exactly the entry's ABI signature (ARCHITECTURE.md):
             // device pointers to `n` elements (lengths checked by the callers), the scratch
             // sized by the same plan (the tile state for at least `plan.single_pass_tiles`
