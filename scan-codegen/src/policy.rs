@@ -763,17 +763,11 @@ impl TuningPolicy {
         if !large.tile_items().is_multiple_of(threads) {
             return None;
         }
-        let resident_tiles = Self::resident_in_one_wave(elem_size);
+        // (Generation turns a resident shape's L2 prefetch off: one wave has no later tile.)
         let policy = TuningPolicy {
             block_threads: threads,
             items_per_thread: large.tile_items() / threads,
-            resident_tiles,
-            // One wave of resident tiles has no later tile to prefetch for.
-            l2_prefetch_tiles: if resident_tiles {
-                0
-            } else {
-                large.l2_prefetch_tiles
-            },
+            resident_tiles: Self::resident_in_one_wave(elem_size),
             ..large
         };
         let align = elem_size.min(8);
