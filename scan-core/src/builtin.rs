@@ -136,11 +136,15 @@ impl BuiltinOp {
     }
 }
 
-/// The monoid each built-in is on integers, and sums on the 16-bit floats.
+/// The monoid each built-in is on integers and on the 16-bit floats.
 fn word_form(op: BuiltinOp, ty: PrimType) -> Option<WordForm> {
     if ty.is_float() {
-        let half = matches!(ty, PrimType::F16 | PrimType::BF16);
-        return (half && op == BuiltinOp::Add).then_some(WordForm::HalfAdd);
+        return match (ty.is_half(), op) {
+            (true, BuiltinOp::Add) => Some(WordForm::HalfAdd),
+            (true, BuiltinOp::Max) => Some(WordForm::HalfMax),
+            (true, BuiltinOp::Min) => Some(WordForm::HalfMin),
+            _ => None,
+        };
     }
     match op {
         BuiltinOp::Add => Some(WordForm::WrappingAdd),

@@ -340,6 +340,36 @@ fn half_values<T: TestValue>(rng: &mut Rng, n: usize, nan: T) -> Vec<T> {
     v
 }
 
+/// Ties for min and max: -0.0 and +0.0 (equal, and either is kept: `half` keeps the first
+/// operand), values on one side of them (`beyond`: the op never picks it over a zero) and a NaN
+/// every 7 elements (never at index 0, as in `half_values`). Every result after the first zero
+/// is the first zero of its prefix, so an operand order swapped anywhere shows as a wrong sign.
+fn half_ties<T: TestValue + Copy>(
+    rng: &mut Rng,
+    n: usize,
+    zeros: [T; 2],
+    beyond: T,
+    nan: T,
+) -> Vec<T> {
+    (0..n)
+        .map(|i| match rng.below(7) {
+            _ if i == 0 => beyond,
+            0 if i % 7 == 3 => nan,
+            r if r < 3 => zeros[0],
+            r if r < 6 => zeros[1],
+            _ => beyond,
+        })
+        .collect()
+}
+
+fn f16_ties(rng: &mut Rng, n: usize) -> Vec<f16> {
+    half_ties(rng, n, [f16::NEG_ZERO, f16::ZERO], f16::NEG_ONE, f16::NAN)
+}
+
+fn bf16_ties(rng: &mut Rng, n: usize) -> Vec<bf16> {
+    half_ties(rng, n, [bf16::NEG_ZERO, bf16::ZERO], bf16::ONE, bf16::NAN)
+}
+
 /// `add`, `min` and `max` of `f16` and `bf16` against the CPU reference, bit for bit. The add
 /// inputs are `walk_steps` (every contiguous run sums to a small integer), so no order of
 /// combines rounds and the GPU's tree order must give the sequential result exactly: a
@@ -368,6 +398,8 @@ fn half_floats_every_algorithm_mode() {
     run_half_op::<Max<bf16>>(&gpu, &mut report, "max bf16", |rng, n| {
         half_values(rng, n, bf16::NAN)
     });
+    run_half_op::<Max<f16>>(&gpu, &mut report, "max f16 ties", f16_ties);
+    run_half_op::<Min<bf16>>(&gpu, &mut report, "min bf16 ties", bf16_ties);
     report.finish("half_floats_every_algorithm_mode");
 }
 
@@ -1431,6 +1463,28 @@ fn word_combines_every_form_shape_mode_and_direction() {
     check_policies_on::<Add<bf16>>(&gpu, r, "add bf16", &policies, |rng, n| {
         steps(rng, n).into_iter().map(bf16::from_f32).collect()
     });
+    // Half-float min and max keep the first of equal operands: with ties of -0.0 and +0.0 a
+    // swapped lane order shows as a wrong sign.
+    check_policies_on::<Max<f16>>(&gpu, r, "max f16 ties", &policies, f16_ties);
+    check_policies_on::<Min<f16>>(&gpu, r, "min f16 ties", &policies, |rng, n| {
+        half_ties(rng, n, [f16::ZERO, f16::NEG_ZERO], f16::ONE, f16::NAN)
+    });
+    check_policies_on::<Max<bf16>>(&gpu, r, "max bf16 ties", &policies, |rng, n| {
+        half_ties(
+            rng,
+            n,
+            [bf16::ZERO, bf16::NEG_ZERO],
+            bf16::NEG_ONE,
+            bf16::NAN,
+        )
+    });
+    check_policies_on::<Min<bf16>>(&gpu, r, "min bf16 ties", &policies, bf16_ties);
+    check_policies_on::<Max<f16>>(&gpu, r, "max f16", &policies, |rng, n| {
+        half_values(rng, n, f16::NAN)
+    });
+    check_policies_on::<Min<bf16>>(&gpu, r, "min bf16", &policies, |rng, n| {
+        half_values(rng, n, bf16::NAN)
+    });
     fn takes_words<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str)
     where
         Op::Elem: TestValue,
@@ -1449,6 +1503,8 @@ fn word_combines_every_form_shape_mode_and_direction() {
     takes_words::<Mul<i16>>(&gpu, r, "mul i16");
     takes_words::<Add<f16>>(&gpu, r, "add f16");
     takes_words::<Add<bf16>>(&gpu, r, "add bf16");
+    takes_words::<Max<f16>>(&gpu, r, "max f16");
+    takes_words::<Min<bf16>>(&gpu, r, "min bf16");
     report.finish("word_combines_every_form_shape_mode_and_direction");
 }
 

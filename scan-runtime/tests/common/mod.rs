@@ -173,8 +173,10 @@ macro_rules! half_value {
                     }
                 }
             }
+            /// Bit for bit (NaNs aside): min and max keep the first of -0.0 and +0.0, so a
+            /// zero's sign says whether the operands were combined in order.
             fn same(a: Self, b: Self) -> bool {
-                a == b || (a.is_nan() && b.is_nan())
+                a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
             }
         }
     )*};
