@@ -29,13 +29,13 @@ pub(crate) struct WordCombine {
     pub lanes_instruction: String,
     /// See `lanes_instruction`.
     pub lanes_intrinsic: String,
-    /// Half-float forms: the lanes' type in PTX (`f16` or `bf16`); empty for integer forms.
+    /// Half-float sums: the lanes' type in PTX (`f16` or `bf16`); empty for integer forms.
     pub float_type: &'static str,
 }
 
 /// The word combine of `op` over packed items of `policy`'s tile, if the tile takes one: an
 /// operator that says it is a standard monoid ([`OpSpec::word_form`]) over 1- or 2-byte
-/// integers or 16-bit floats (sums, min and max), items packed in whole words, and each of a thread's runs
+/// integers or (sums) 16-bit floats, items packed in whole words, and each of a thread's runs
 /// whole words. Segmented,
 /// column and fused tiles combine lifted values item by item (their callers pass `false` for
 /// `plain_tile`).
@@ -52,16 +52,12 @@ pub(crate) fn word_combine(
         return None;
     };
     let size = ty.size();
-    let half_form = matches!(
-        form,
-        WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin
-    );
-    let float_type = match (half_form, ty) {
-        (true, PrimType::F16) => "f16",
-        (true, PrimType::BF16) => "bf16",
-        (true, _) => return None,
-        (false, t) if t.is_float() => return None,
-        (false, _) => "",
+    let float_type = match (form, ty) {
+        (WordForm::HalfAdd, PrimType::F16) => "f16",
+        (WordForm::HalfAdd, PrimType::BF16) => "bf16",
+        (WordForm::HalfAdd, _) => return None,
+        (_, t) if t.is_float() => return None,
+        _ => "",
     };
     if !plain_tile || !layout::packs_items(size, policy.items_per_thread) {
         return None;
@@ -98,19 +94,13 @@ pub(crate) fn word_combine(
     })
 }
 
-/// The identity of `form` on `ty` as the bits of one lane: what a lane with nothing before it
-/// is combined with, on the left.
+/// The identity of `form` on `ty` as the bits of one lane.
 fn lane_identity(form: WordForm, ty: PrimType, lane_bits: u32) -> u32 {
     let ones = (1u32 << lane_bits) - 1;
     let sign = 1u32 << (lane_bits - 1);
     match form {
         // -0.0: x + -0.0 is x for every x, +0.0 included.
         WordForm::HalfAdd => sign,
-        // A quiet NaN, not the op's -inf/+inf: `half`'s max and min return their right operand
-        // whenever the left is NaN, so NaN on the left gives back every x, a NaN x too, where
-        // max(-inf, NaN) is -inf. (A scan's first item is its own result, NaN or not.)
-        WordForm::HalfMax | WordForm::HalfMin if ty == PrimType::BF16 => 0x7fc0,
-        WordForm::HalfMax | WordForm::HalfMin => 0x7e00,
         WordForm::WrappingAdd | WordForm::Or | WordForm::Xor => 0,
         WordForm::WrappingMul => 1,
         WordForm::And => ones,
@@ -177,7 +167,7 @@ mod tests {
                 .unwrap()
                 .split_bytes
         );
-        // Half-float sums, min and max fold and scan 16-bit float lanes.
+        // Half-float sums fold and scan 16-bit float lanes; their min and max do not.
         let half = combine(BuiltinOp::Add, PrimType::F16, 128, 4).unwrap();
         assert_eq!((half.form, half.float_type), ("half_add", "f16"));
         assert_eq!(half.identity_word, "0x80008000u");
@@ -187,17 +177,7 @@ mod tests {
                 .float_type,
             "bf16"
         );
-        let max = combine(BuiltinOp::Max, PrimType::F16, 128, 4).unwrap();
-        assert_eq!((max.form, max.float_type), ("half_max", "f16"));
-        // A NaN in both lanes: the left identity of half max and min (lane_identity).
-        assert_eq!(max.identity_word, "0x7e007e00u");
-        let min = combine(BuiltinOp::Min, PrimType::BF16, 128, 4).unwrap();
-        assert_eq!(
-            (min.form, min.identity_word.as_str()),
-            ("half_min", "0x7fc07fc0u")
-        );
-        assert!(!min.split_bytes && min.lanes_instruction.is_empty());
-        assert!(combine(BuiltinOp::Max, PrimType::F32, 64, 1).is_none());
+        assert!(combine(BuiltinOp::Max, PrimType::F16, 128, 4).is_none());
         assert!(combine(BuiltinOp::Add, PrimType::F32, 64, 1).is_none());
         assert!(combine(BuiltinOp::Add, PrimType::I32, 64, 1).is_none());
         // One item per thread: not packed.

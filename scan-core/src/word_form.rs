@@ -1,4 +1,4 @@
-//! The standard monoids an operator may be ([`WordForm`], `OpSpec::word_form`), and the
+//! The standard integer monoids an operator may be ([`WordForm`], `OpSpec::word_form`), and the
 //! proof that a 1-byte operator is one.
 
 use crate::builtin::{Add, And, Max, Min, Mul, Or, Xor};
@@ -16,12 +16,6 @@ pub enum WordForm {
     /// are at least twice f16's 11, plus 2 (Figueroa's double-rounding bound; bf16 has 8). NaN
     /// payloads may differ, as they do between f32 adds on different hardware.)
     HalfAdd,
-    /// `half`'s `max` of `f16` or `bf16`: `b` where `b > a` or `a` is NaN, else `a`; identity
-    /// -inf. A NaN operand is ignored, and of equal operands (-0.0 and +0.0 among them) the
-    /// first is kept, so the lanes are combined in order, never swapped.
-    HalfMax,
-    /// `half`'s `min`, as [`WordForm::HalfMax`] with `<`; identity +inf.
-    HalfMin,
     /// `a.wrapping_add(b)`, identity 0.
     WrappingAdd,
     /// `a.wrapping_mul(b)`, identity 1.
@@ -54,8 +48,6 @@ impl WordForm {
     pub fn name(self) -> &'static str {
         match self {
             WordForm::HalfAdd => "half_add",
-            WordForm::HalfMax => "half_max",
-            WordForm::HalfMin => "half_min",
             WordForm::WrappingAdd => "add",
             WordForm::WrappingMul => "mul",
             WordForm::And => "and",
@@ -154,9 +146,7 @@ where
         })
     }
     match form {
-        WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin => {
-            unreachable!("bytes are integers: only WordForm::INTEGER is tried")
-        }
+        WordForm::HalfAdd => unreachable!("bytes are integers: only WordForm::INTEGER is tried"),
         WordForm::WrappingAdd => bits::<Add<T>>(),
         WordForm::WrappingMul => bits::<Mul<T>>(),
         WordForm::And => bits::<And<T>>(),

@@ -1,0 +1,189 @@
+"""How close can any single-pass scan get to a copy at mid sizes? Kernels that move a scan's
+bytes with a scan's dependencies but do no scanning, timed beside a copy.
+
+A single-pass scan tile cannot store before its predecessors' aggregates are known, and its
+own aggregate cannot be published before its loads arrive. These kernels keep exactly that and
+drop everything else (no block scan, no look-back chain: a tile waits until *every*
+predecessor has published, one parallel poll, which a real look-back can only match):
+
+* `tile`      one tile per block: load it into registers, reduce it (an xor, so the loads must
+              land), store it. No dependency between tiles: the price of holding a tile.
+* `tile+dep`  as `tile`, and between reduce and store the tile publishes a flag and waits for
+              all its predecessors' flags: the one-round single-pass floor.
+* `pipe+dep`  persistent blocks (one per SM, or two) that claim tiles in order and load the
+              next tile before waiting on the current one's predecessors: the overlapped
+              schedule session 28 named as a candidate.
+
+Each is timed in device time (behind a spinning kernel, as tile_timeline.py does) beside the
+driver's device-to-device copy of the same bytes, and printed as a fraction of that copy.
+
+Usage (on a GPU machine): python3 schedule_floor.py [LOG2_BYTES ...]   (default 18 20 21 22 24)
+"""
+import sys
+
+import numpy as np
+
+import tile_timeline as tt
+
+cp = None
+
+KERNELS = r"""
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+__device__ __forceinline__ u32 load_acquire(const u32* p) {
+    u32 v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_release(u32* p, u32 v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+}
+
+// Tile `tile` of VPT 16-byte vectors per thread, striped (coalesced), into registers.
+__device__ __forceinline__ void load_tile(const uint4* in, u64 vectors, u32 tile, uint4 (&v)[VPT]) {
+    const u64 base = (u64)tile * VPT * blockDim.x;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+        const u64 k = base + (u64)i * blockDim.x + threadIdx.x;
+        v[i] = k < vectors ? __ldcs(in + k) : make_uint4(0, 0, 0, 0);
+    }
+}
+
+__device__ __forceinline__ void store_tile(uint4* out, u64 vectors, u32 tile, const uint4 (&v)[VPT]) {
+    const u64 base = (u64)tile * VPT * blockDim.x;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+        const u64 k = base + (u64)i * blockDim.x + threadIdx.x;
+        if (k < vectors) out[k] = v[i];
+    }
+}
+
+// The tile's "aggregate": an xor of every word, so it depends on every load.
+__device__ __forceinline__ u32 reduce_tile(const uint4 (&v)[VPT], u32* smem) {
+    u32 x = 0;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) x ^= v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
+    for (int o = 16; o > 0; o >>= 1) x ^= __shfl_xor_sync(0xffffffffu, x, o);
+    if ((threadIdx.x & 31) == 0) atomicXor(smem, x);
+    __syncthreads();
+    return *smem;
+}
+
+// Waits until tiles [0, tile) have published this launch's epoch: every thread polls its share
+// of the flags at once (one round trip when they are all there).
+__device__ __forceinline__ void wait_predecessors(const u32* flags, u32 tile, u32 epoch) {
+    for (u32 j = threadIdx.x; j < tile; j += blockDim.x) {
+        while (load_acquire(flags + j) != epoch) {
+        }
+    }
+    __syncthreads();
+}
+
+// Tiles in launch order (a monotonic counter, so no reset between launches).
+__device__ __forceinline__ u32 claim(u32* counter, u32 tile_base, u32* slot) {
+    __syncthreads();
+    if (threadIdx.x == 0) *slot = atomicAdd(counter, 1u) - tile_base;
+    __syncthreads();
+    return *slot;
+}
+
+extern "C" __global__ void __launch_bounds__(256) tile_pass(const uint4* in, uint4* out, u64 vectors,
+        u32* flags, u32* counter, u32 tile_base, u32 epoch, u32 tiles, int dependent) {
+    __shared__ u32 smem[2];
+    if (threadIdx.x == 0) smem[0] = 0;
+    const u32 tile = claim(counter, tile_base, smem + 1);
+    uint4 v[VPT];
+    load_tile(in, vectors, tile, v);
+    const u32 aggregate = reduce_tile(v, smem);
+    if (dependent) {
+        if (threadIdx.x == 0) store_release(flags + tile, epoch | (aggregate & 0));
+        wait_predecessors(flags, tile, epoch);
+    }
+    store_tile(out, vectors, tile, v);
+}
+
+extern "C" __global__ void __launch_bounds__(256) pipe_pass(const uint4* in, uint4* out, u64 vectors,
+        u32* flags, u32* counter, u32 tile_base, u32 epoch, u32 tiles, int dependent) {
+    __shared__ u32 smem[2];
+    u32 tile = claim(counter, tile_base, smem + 1);
+    uint4 a[VPT], b[VPT];
+    if (tile < tiles) load_tile(in, vectors, tile, a);
+    while (tile < tiles) {
+        if (threadIdx.x == 0) smem[0] = 0;
+        __syncthreads();
+        const u32 aggregate = reduce_tile(a, smem);
+        if (threadIdx.x == 0) store_release(flags + tile, epoch | (aggregate & 0));
+        // The next tile's loads go out before this one waits on its predecessors.
+        const u32 next = claim(counter, tile_base, smem + 1);
+        if (next < tiles) load_tile(in, vectors, next, b);
+        if (dependent) wait_predecessors(flags, tile, epoch);
+        store_tile(out, vectors, tile, a);
+#pragma unroll
+        for (int i = 0; i < VPT; ++i) a[i] = b[i];
+        tile = next;
+    }
+}
+"""
+
+
+def main():
+    global cp
+    import cupy
+
+    cp = cupy
+    tt.cp = cupy
+    sizes = [int(a) for a in sys.argv[1:]] or [18, 20, 21, 22, 24]
+    spin_module = cp.RawModule(code=tt.SPIN)
+    spin = spin_module.get_function("spin")
+    tt.SPIN_END = cp.zeros(1, dtype=cp.uint64)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    modules = {vpt: cp.RawModule(code=f"#define VPT {vpt}\n" + KERNELS, options=("--std=c++17",))
+               for vpt in (2, 4, 8)}
+    flags = cp.zeros(1 << 20, dtype=cp.uint32)
+    counter = cp.zeros(1, dtype=cp.uint32)
+    launches = [0, 0]  # [tiles claimed so far, epoch]
+
+    print("| bytes | kernel | tile bytes | blocks | device time (us) | copy (us) | fraction of copy |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for log2 in sizes:
+        nbytes = 1 << log2
+        vectors = nbytes // 16
+        x = cp.arange(vectors * 4, dtype=cp.uint32)
+        y = cp.empty_like(x)
+
+        def copy():
+            cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, nbytes, 3, cp.cuda.get_current_stream().ptr)
+
+        cases = []
+        for vpt in (2, 8):
+            tiles = -(-vectors // (vpt * 256))
+            cases.append(("tile", vpt, tiles, tiles, 0))
+            cases.append(("tile+dep", vpt, tiles, tiles, 1))
+        for vpt in (2, 4):
+            tiles = -(-vectors // (vpt * 256))
+            for per_sm in (1, 2):
+                cases.append(("pipe+dep", vpt, tiles, min(tiles, per_sm * sms), 1))
+        for name, vpt, tiles, blocks, dep in cases:
+            f = modules[vpt].get_function("pipe_pass" if name.startswith("pipe") else "tile_pass")
+
+            def launch():
+                launches[1] += 1
+                base = launches[0]
+                launches[0] += tiles if name.startswith("tile") else tiles + blocks
+                f((blocks,), (256,), (x, y, np.uint64(vectors), flags, counter, np.uint32(base & 0xffffffff),
+                                      np.uint32(launches[1]), np.uint32(tiles), np.int32(dep)))
+
+            launch()
+            cp.cuda.Device().synchronize()
+            assert cp.array_equal(x, y), f"{name} did not copy"
+            y.fill(0)
+            rounds = [(tt.device_time(launch, spin, 25), tt.device_time(copy, spin, 25)) for _ in range(2)]
+            t = min(r[0] for r in rounds)
+            c = min(r[1] for r in rounds)
+            print(f"| 2^{log2} | {name} | {vpt * 4096} | {blocks} | {t:.2f} | {c:.2f} | {c / t:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
