@@ -9,7 +9,8 @@ predecessor has published, one parallel poll, which a real look-back can only ma
 * `tile`      one tile per block: load it into registers, reduce it (an xor, so the loads must
               land), store it. No dependency between tiles: the price of holding a tile.
 * `tile+dep`  as `tile`, and between reduce and store the tile publishes a flag and waits for
-              all its predecessors' flags: the one-round single-pass floor.
+              all its predecessors' flags: the one-round single-pass floor. Relaxed flags, as
+              the scan's tagged status words; `tile+dep fenced` with release and acquire.
 * `pipe+dep`  persistent blocks (one per SM, or two) that claim tiles in order and load the
               next tile before waiting on the current one's predecessors: the overlapped
               schedule session 28 named as a candidate.
@@ -17,7 +18,7 @@ predecessor has published, one parallel poll, which a real look-back can only ma
 Each is timed in device time (behind a spinning kernel, as tile_timeline.py does) beside the
 driver's device-to-device copy of the same bytes, and printed as a fraction of that copy.
 
-Usage (on a GPU machine): python3 schedule_floor.py [LOG2_BYTES ...]   (default 18 20 21 22 24)
+Usage (on a GPU machine): python3 schedule_floor.py [LOG2_BYTES ...]   (default 16 18 20 21 22 24)
 """
 import sys
 
@@ -31,14 +32,24 @@ KERNELS = r"""
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
+// FENCED 0: relaxed flags, as the scan's tagged status words are (a status and its value in
+// one word need no fence); FENCED 1: release and acquire, as a flag beside its value needs.
 __device__ __forceinline__ u32 load_acquire(const u32* p) {
     u32 v;
+#if FENCED
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#else
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#endif
     return v;
 }
 
 __device__ __forceinline__ void store_release(u32* p, u32 v) {
+#if FENCED
     asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+#else
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+#endif
 }
 
 // Tile `tile` of VPT 16-byte vectors per thread, striped (coalesced), into registers.
@@ -134,13 +145,14 @@ def main():
 
     cp = cupy
     tt.cp = cupy
-    sizes = [int(a) for a in sys.argv[1:]] or [18, 20, 21, 22, 24]
+    sizes = [int(a) for a in sys.argv[1:]] or [16, 18, 20, 21, 22, 24]
     spin_module = cp.RawModule(code=tt.SPIN)
     spin = spin_module.get_function("spin")
     tt.SPIN_END = cp.zeros(1, dtype=cp.uint64)
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
-    modules = {vpt: cp.RawModule(code=f"#define VPT {vpt}\n" + KERNELS, options=("--std=c++17",))
-               for vpt in (2, 4, 8)}
+    modules = {(vpt, fenced): cp.RawModule(code=f"#define VPT {vpt}\n#define FENCED {fenced}\n" + KERNELS,
+                                           options=("--std=c++17",))
+               for vpt in (2, 4, 8) for fenced in (0, 1)}
     flags = cp.zeros(1 << 20, dtype=cp.uint32)
     counter = cp.zeros(1, dtype=cp.uint32)
     launches = [0, 0]  # [tiles claimed so far, epoch]
@@ -159,14 +171,15 @@ def main():
         cases = []
         for vpt in (2, 8):
             tiles = -(-vectors // (vpt * 256))
-            cases.append(("tile", vpt, tiles, tiles, 0))
-            cases.append(("tile+dep", vpt, tiles, tiles, 1))
+            cases.append(("tile", vpt, tiles, tiles, 0, 0))
+            cases.append(("tile+dep", vpt, tiles, tiles, 1, 0))
+            cases.append(("tile+dep fenced", vpt, tiles, tiles, 1, 1))
         for vpt in (2, 4):
             tiles = -(-vectors // (vpt * 256))
             for per_sm in (1, 2):
-                cases.append(("pipe+dep", vpt, tiles, min(tiles, per_sm * sms), 1))
-        for name, vpt, tiles, blocks, dep in cases:
-            f = modules[vpt].get_function("pipe_pass" if name.startswith("pipe") else "tile_pass")
+                cases.append(("pipe+dep", vpt, tiles, min(tiles, per_sm * sms), 1, 0))
+        for name, vpt, tiles, blocks, dep, fenced in cases:
+            f = modules[vpt, fenced].get_function("pipe_pass" if name.startswith("pipe") else "tile_pass")
 
             def launch():
                 launches[1] += 1

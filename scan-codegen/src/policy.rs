@@ -169,9 +169,10 @@ impl TuningPolicy {
     /// A shape with no register cap, 16-byte vectors, a full-warp look-back window and no L2
     /// prefetch.
     ///
-    /// The window is 32 on every arch: every lane of the looking-back warp reads a status, so
-    /// one L2 round trip examines 32 predecessors. (A narrower window only reads fewer; the wait
-    /// is for the slowest predecessor either way, BENCHMARKS.md.)
+    /// The window is 32: every lane of the looking-back warp reads a status, so one L2 round
+    /// trip examines 32 predecessors. (A narrower window only reads fewer; the wait is for the
+    /// slowest predecessor either way, BENCHMARKS.md. `for_target` narrows it for wide
+    /// elements on sm_90, whose fold of a window is the longer part.)
     pub fn new(block_threads: u32, items_per_thread: u32) -> TuningPolicy {
         TuningPolicy {
             block_threads,
@@ -359,10 +360,22 @@ impl TuningPolicy {
             (90.., Algorithm::SinglePass) => 48,
             _ => 0,
         };
+        // Look-back window: the looking-back warp folds a window of predecessors' values in
+        // log2(window) shuffle-and-combine steps, which for 16 to 32 bytes are several shuffles
+        // and a long combine each. Where several windows chain (2^19 to 2^22 elements), 16
+        // lanes were faster for them (H100, device time, `scangen tune --window`, default
+        // shapes: f64x3 sums 0.47-0.61 -> 0.50-0.65 of a copy at 2^19-2^20 and 0.81-0.83 ->
+        // 0.84-0.85 at 2^22, f32x4 0.49-0.58 -> 0.52-0.61; bench/results/h100-session29.md).
+        // Smaller elements fold 32 values in a few cheap steps and keep 32.
+        let look_back_window = match (sm, algorithm) {
+            (90.., Algorithm::SinglePass) if size >= Self::WIDE_WINDOW_BYTES => 16,
+            _ => 32,
+        };
         let mut policy = TuningPolicy {
             min_blocks_per_sm: min_blocks,
             vector_bytes,
             l2_prefetch_tiles,
+            look_back_window,
             stage_items: matches!((sm, algorithm), (90.., Algorithm::SinglePass))
                 && (9..=32).contains(&size),
             // The select was measured on sm_90 only; on sm_80 it gave a fused strided-rows
@@ -406,6 +419,10 @@ impl TuningPolicy {
         }
         policy
     }
+
+    /// Element bytes from which the sm_90 single-pass default takes a 16-lane look-back window
+    /// ([`TuningPolicy::for_target`]).
+    pub const WIDE_WINDOW_BYTES: usize = 16;
 
     /// Interleaved runs of a packed tile's thread on sm_90 ([`TuningPolicy::for_target`]).
     pub const PACKED_THREAD_RUNS: u32 = 4;
