@@ -361,14 +361,16 @@ impl TuningPolicy {
             _ => 0,
         };
         // Look-back window: the looking-back warp folds a window of predecessors' values in
-        // log2(window) shuffle-and-combine steps, which for 16 to 32 bytes are several shuffles
-        // and a long combine each. Where several windows chain (2^19 to 2^22 elements), 16
-        // lanes were faster for them (H100, device time, `scangen tune --window`, default
-        // shapes: f64x3 sums 0.47-0.61 -> 0.50-0.65 of a copy at 2^19-2^20 and 0.81-0.83 ->
-        // 0.84-0.85 at 2^22, f32x4 0.49-0.58 -> 0.52-0.61; bench/results/h100-session29.md).
-        // Smaller elements fold 32 values in a few cheap steps and keep 32.
+        // log2(window) shuffle-and-combine steps, which for 24 and 32 bytes are six or eight
+        // shuffles and a long combine each. 16 lanes were faster for them (H100, device time,
+        // `scangen bench --element-sizes`, two rounds, bench/results/h100-session29.md): f64x3
+        // sums 0.46-0.48 -> 0.51 of a copy at 2^19, 0.58-0.59 -> 0.63-0.65 at 2^20, 0.72 ->
+        // 0.74-0.77 at 2^21, and 0.970 -> 0.982 at 2^28; the u64 2x2 product 0.42-0.44 -> 0.48-0.49
+        // at 2^19 and 0.934 -> 0.957 at 2^28, but 0.43 -> 0.41-0.42 at 2^18. 16-byte elements
+        // moved within noise at 2^22 and 2^28 and lost up to 0.03 at 2^19 in their mid-size
+        // shape (which inherits the window), so they and smaller elements keep 32.
         let look_back_window = match (sm, algorithm) {
-            (90.., Algorithm::SinglePass) if size >= Self::WIDE_WINDOW_BYTES => 16,
+            (90.., Algorithm::SinglePass) if size > Self::HALF_WINDOW_ABOVE_BYTES => 16,
             _ => 32,
         };
         let mut policy = TuningPolicy {
@@ -420,9 +422,9 @@ impl TuningPolicy {
         policy
     }
 
-    /// Element bytes from which the sm_90 single-pass default takes a 16-lane look-back window
-    /// ([`TuningPolicy::for_target`]).
-    pub const WIDE_WINDOW_BYTES: usize = 16;
+    /// Element bytes above which the sm_90 single-pass default folds a 16-lane look-back
+    /// window ([`TuningPolicy::for_target`]).
+    pub const HALF_WINDOW_ABOVE_BYTES: usize = 16;
 
     /// Interleaved runs of a packed tile's thread on sm_90 ([`TuningPolicy::for_target`]).
     pub const PACKED_THREAD_RUNS: u32 = 4;
@@ -1023,6 +1025,22 @@ fn prev_power_of_two(x: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wide_elements_fold_a_narrower_look_back_window_on_sm_90() {
+        let window =
+            |sm, size| TuningPolicy::for_target(sm, Algorithm::SinglePass, size).look_back_window;
+        assert_eq!((window(90, 24), window(90, 32)), (16, 16));
+        assert_eq!((window(90, 4), window(90, 8), window(90, 16)), (32, 32, 32));
+        assert_eq!(window(80, 32), 32);
+        assert_eq!(
+            TuningPolicy::for_target(90, Algorithm::Blelloch, 32).look_back_window,
+            32
+        );
+        // The small-input shape (one wave of tiles, a window reaches every predecessor) keeps 32.
+        let small = TuningPolicy::for_small_input(90, Algorithm::SinglePass, 32).unwrap();
+        assert_eq!(small.look_back_window, 32);
+    }
 
     #[test]
     fn register_cap_loosens_one_block_at_a_time_down_to_none() {
