@@ -171,8 +171,8 @@ impl TuningPolicy {
     ///
     /// The window is 32: every lane of the looking-back warp reads a status, so one L2 round
     /// trip examines 32 predecessors. (A narrower window only reads fewer; the wait is for the
-    /// slowest predecessor either way, BENCHMARKS.md. `for_target` narrows it for wide
-    /// elements on sm_90, whose fold of a window is the longer part.)
+    /// slowest predecessor either way, BENCHMARKS.md. `for_target` narrows it for elements
+    /// over 16 bytes on sm_90, whose statuses make each poll of a window costly.)
     pub fn new(block_threads: u32, items_per_thread: u32) -> TuningPolicy {
         TuningPolicy {
             block_threads,
@@ -360,15 +360,18 @@ impl TuningPolicy {
             (90.., Algorithm::SinglePass) => 48,
             _ => 0,
         };
-        // Look-back window: the looking-back warp folds a window of predecessors' values in
-        // log2(window) shuffle-and-combine steps, which for 24 and 32 bytes are six or eight
-        // shuffles and a long combine each. 16 lanes were faster for them (H100, device time,
+        // Look-back window: each lane of the window polls a predecessor's status, twice the
+        // element's bytes in tagged words, until the whole window is ready. For 24- and 32-byte
+        // elements a 32-lane window reads 1.5-2 KB of L2 per poll and waits on 32 predecessors;
+        // 16 lanes halve both (the likely reason, not measured apart; the fold itself still
+        // takes five shuffle steps). 16 lanes were faster for them (H100, device time,
         // `scangen bench --element-sizes`, two rounds, bench/results/h100-session29.md): f64x3
         // sums 0.46-0.48 -> 0.51 of a copy at 2^19, 0.58-0.59 -> 0.63-0.65 at 2^20, 0.72 ->
         // 0.74-0.77 at 2^21, and 0.970 -> 0.982 at 2^28; the u64 2x2 product 0.42-0.44 -> 0.48-0.49
         // at 2^19 and 0.934 -> 0.957 at 2^28, but 0.43 -> 0.41-0.42 at 2^18. 16-byte elements
         // moved within noise at 2^22 and 2^28 and lost up to 0.03 at 2^19 in their mid-size
-        // shape (which inherits the window), so they and smaller elements keep 32.
+        // shape (which inherits the window), so they and smaller elements keep 32. (Elements
+        // over 32 bytes, not measured, take 16 too: their statuses are wider still.)
         let look_back_window = match (sm, algorithm) {
             (90.., Algorithm::SinglePass) if size > Self::HALF_WINDOW_ABOVE_BYTES => 16,
             _ => 32,
