@@ -363,8 +363,9 @@ impl TuningPolicy {
         // Look-back window: each lane of the window polls a predecessor's status, twice the
         // element's bytes in tagged words, until the whole window is ready. For 24- and 32-byte
         // elements a 32-lane window reads 1.5-2 KB of L2 per poll and waits on 32 predecessors;
-        // 16 lanes halve both (the likely reason, not measured apart; the fold itself still
-        // takes five shuffle steps). 16 lanes were faster for them (H100, device time,
+        // 16 lanes halve both (the likely reason, not measured apart), and their fold takes
+        // four shuffle-and-combine steps, not five (the matrix product 0.956 -> 0.961 at 2^28
+        // from that alone). 16 lanes were faster for them (H100, device time,
         // `scangen bench --element-sizes`, two rounds, bench/results/h100-session29.md): f64x3
         // sums 0.46-0.48 -> 0.51 of a copy at 2^19, 0.58-0.59 -> 0.63-0.65 at 2^20, 0.72 ->
         // 0.74-0.77 at 2^21, and 0.970 -> 0.982 at 2^28; the u64 2x2 product 0.42-0.44 -> 0.48-0.49
