@@ -163,7 +163,8 @@ macro_rules! half_value {
             const INTEGER: bool = false;
             /// add: small integers (but sums of them leave the exact range of a 2-byte float
             /// soon: use `walk_steps` for long exact sums); min/max: uniform in [-1, 1), never
-            /// zero (a -0.0/+0.0 tie would make min/max depend on the order).
+            /// zero (ties of -0.0 and +0.0, which show the combine order, are gpu_suite's
+            /// `half_ties`).
             fn random(rng: &mut Rng, op: BuiltinOp) -> Self {
                 match op {
                     BuiltinOp::Add => <$t>::from_f32((rng.below(16) as f32 - 8.0).max(1.0)),
