@@ -71,15 +71,15 @@ __device__ __forceinline__ void store_tile(uint4* out, u64 vectors, u32 tile, co
     }
 }
 
-// The tile's "aggregate": an xor of every word, so it depends on every load.
-__device__ __forceinline__ u32 reduce_tile(const uint4 (&v)[VPT], u32* smem) {
+// The tile's "aggregate": an xor of every word into shared memory, then a barrier, so every
+// load has landed before the flag goes out (the value itself is not published).
+__device__ __forceinline__ void reduce_tile(const uint4 (&v)[VPT], u32* smem) {
     u32 x = 0;
 #pragma unroll
     for (int i = 0; i < VPT; ++i) x ^= v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
     for (int o = 16; o > 0; o >>= 1) x ^= __shfl_xor_sync(0xffffffffu, x, o);
     if ((threadIdx.x & 31) == 0) atomicXor(smem, x);
     __syncthreads();
-    return *smem;
 }
 
 // Waits until tiles [0, tile) have published this launch's epoch: every thread polls its share
@@ -107,9 +107,9 @@ extern "C" __global__ void __launch_bounds__(256) tile_pass(const uint4* in, uin
     const u32 tile = claim(counter, tile_base, smem + 1);
     uint4 v[VPT];
     load_tile(in, vectors, tile, v);
-    const u32 aggregate = reduce_tile(v, smem);
+    reduce_tile(v, smem);
     if (dependent) {
-        if (threadIdx.x == 0) store_release(flags + tile, epoch | (aggregate & 0));
+        if (threadIdx.x == 0) store_release(flags + tile, epoch);
         wait_predecessors(flags, tile, epoch);
     }
     store_tile(out, vectors, tile, v);
@@ -124,8 +124,8 @@ extern "C" __global__ void __launch_bounds__(256) pipe_pass(const uint4* in, uin
     while (tile < tiles) {
         if (threadIdx.x == 0) smem[0] = 0;
         __syncthreads();
-        const u32 aggregate = reduce_tile(a, smem);
-        if (threadIdx.x == 0) store_release(flags + tile, epoch | (aggregate & 0));
+        reduce_tile(a, smem);
+        if (threadIdx.x == 0) store_release(flags + tile, epoch);
         // The next tile's loads go out before this one waits on its predecessors.
         const u32 next = claim(counter, tile_base, smem + 1);
         if (next < tiles) load_tile(in, vectors, next, b);

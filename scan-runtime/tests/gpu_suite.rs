@@ -341,8 +341,8 @@ fn half_values<T: TestValue>(rng: &mut Rng, n: usize, nan: T) -> Vec<T> {
 }
 
 /// Ties for min and max: -0.0 and +0.0 (equal, and either is kept: `half` keeps the first
-/// operand), values on one side of them (`beyond`: the op never picks it over a zero) and a NaN
-/// every 7 elements (never at index 0, as in `half_values`). Every result after the first zero
+/// operand), values on one side of them (`beyond`: the op never picks it over a zero) and NaNs
+/// at a seventh of the positions 3 mod 7 (never index 0, as in `half_values`). Every result after the first zero
 /// is the first zero of its prefix, so an operand order swapped anywhere shows as a wrong sign.
 fn half_ties<T: TestValue + Copy>(
     rng: &mut Rng,
