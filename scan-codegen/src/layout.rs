@@ -46,14 +46,22 @@ pub fn items_per_register(elem_size: usize) -> usize {
 /// 128-byte bank row where a run is shorter, so the blocked accesses (lane `l` at element
 /// `l * items + i`) spread over the banks and the warp-striped ones stay within a row.
 ///
-/// Packed ([`packs_items`]): lanes read their runs as words, lane `l` word `k` at
-/// `l * run_words + k`; one padding word after each run makes the stride odd (conflict-free)
-/// when the run is an even number of words, and none is needed when it is odd.
-pub fn smem_padding(elem_size: usize, items_per_thread: u32) -> (u32, u32) {
+/// Packed ([`packs_items`]): lanes read their runs in accesses of [`packed_run_access_words`]
+/// words (`packed_access_bytes`, the policy's, asks for them), lane `l` at word
+/// `l * run_words + k`; that many padding words after each run make the stride an odd number
+/// of accesses (conflict-free) when the run is an even number of them, and none is needed when
+/// it is odd.
+pub fn smem_padding(
+    elem_size: usize,
+    items_per_thread: u32,
+    packed_access_bytes: u32,
+) -> (u32, u32) {
     if packs_items(elem_size, items_per_thread) {
+        let access_words =
+            packed_run_access_words(elem_size, items_per_thread, packed_access_bytes);
         let run_words = items_per_thread as usize * elem_size / 4;
-        return if run_words.is_multiple_of(2) {
-            (items_per_thread, (4 / elem_size) as u32)
+        return if (run_words / access_words).is_multiple_of(2) {
+            (items_per_thread, (access_words * 4 / elem_size) as u32)
         } else {
             (0, 0)
         };
@@ -61,6 +69,35 @@ pub fn smem_padding(elem_size: usize, items_per_thread: u32) -> (u32, u32) {
     match tile_padding(elem_size, items_per_thread) {
         0 => (0, 0),
         every => (every, 1),
+    }
+}
+
+/// Words per shared-memory access of a packed thread's run (tile.cu.tera,
+/// `SCAN_RUN_ACCESS_WORDS`) for `items_per_thread` packed items of `elem_size` bytes, when the
+/// policy asks for accesses of `packed_access_bytes`: 4 (16-byte accesses) where it asks for 16
+/// and the run is a multiple of 32 words, one otherwise.
+///
+/// Word by word, a packed tile's two transposes were a third of its shared-memory instructions
+/// and more; 16-byte blocked accesses move the same bytes in a quarter of them, and the
+/// warp-striped side then moves each lane's global vector whole (half of them, at 8-byte
+/// vectors). Four padding words keep both conflict-free only when a run holds whole 32-word
+/// stretches: a warp-striped half warp (16 lanes x 8 bytes) or quarter warp (8 x 16) then
+/// writes 32 consecutive words of one run. Shorter runs (the smaller shapes) would cross a
+/// padding run in the middle of such a stretch, so they keep one word.
+pub fn packed_run_access_words(
+    elem_size: usize,
+    items_per_thread: u32,
+    packed_access_bytes: u32,
+) -> usize {
+    let run_words = items_per_thread as usize * elem_size / 4;
+    if packs_items(elem_size, items_per_thread)
+        && packed_access_bytes >= 16
+        && run_words >= 32
+        && run_words.is_multiple_of(32)
+    {
+        4
+    } else {
+        1
     }
 }
 
@@ -207,7 +244,14 @@ pub fn smem_index(i: u32, (every, elems): (u32, u32)) -> u32 {
 /// Elements in the tile transpose buffer, padding included.
 pub fn smem_tile_elems(policy: &TuningPolicy, elem_size: usize) -> u32 {
     let tile = policy.tile_items();
-    smem_index(tile - 1, smem_padding(elem_size, policy.items_per_thread)) + 1
+    smem_index(
+        tile - 1,
+        smem_padding(
+            elem_size,
+            policy.items_per_thread,
+            policy.packed_access_bytes,
+        ),
+    ) + 1
 }
 
 /// GPU Gems 3 `LOG_NUM_BANKS`.
@@ -371,7 +415,7 @@ mod tests {
     /// Worst conflicts of the blocked order's accesses (lane `l`, element `l * items + i`, each
     /// read as `size / smem_access_bytes(size)` accesses).
     fn blocked_conflicts(size: usize, items: u32) -> usize {
-        blocked_conflicts_padded(size, items, smem_padding(size, items))
+        blocked_conflicts_padded(size, items, smem_padding(size, items, 4))
     }
 
     /// [`blocked_conflicts`] under padding `pad` (`smem_padding`'s `(every, elems)`).
@@ -393,7 +437,7 @@ mod tests {
     /// element over 8 bytes moves as vectors, lane `l` taking vector `i * 32 + l` of the slice,
     /// as tile_vectors.cu.tera's `scan_slice_vector`).
     fn striped_conflicts(size: usize, items: u32) -> usize {
-        let pad = smem_padding(size, items);
+        let pad = smem_padding(size, items, 4);
         let vector = if size > 8 {
             smem_access_bytes(size)
         } else {
@@ -465,7 +509,7 @@ mod tests {
     fn packed_runs_are_read_as_words_without_conflicts() {
         // Lane l reads word k of its run: element l * items + k * per_word.
         for (size, items) in [(1usize, 256u32), (1, 64), (1, 16), (1, 12)] {
-            let pad = smem_padding(size, items);
+            let pad = smem_padding(size, items, 4);
             let per_word = (4 / size) as u32;
             for k in 0..items / per_word {
                 let banks: std::collections::HashSet<u32> = (0..32)
@@ -477,10 +521,72 @@ mod tests {
     }
 
     #[test]
+    fn packed_runs_move_as_16_byte_accesses_without_conflicts() {
+        // Runs of whole 32-word stretches: u8 and u16 at 128 and 256 bytes a thread (the
+        // sm_90 defaults), and longer ones.
+        for (size, items) in [(1usize, 128u32), (1, 256), (2, 64), (2, 128), (1, 512)] {
+            assert_eq!(
+                packed_run_access_words(size, items, 16),
+                4,
+                "{size}B x {items}"
+            );
+            assert_eq!(
+                packed_run_access_words(size, items, 4),
+                1,
+                "{size}B x {items}"
+            );
+            let pad = smem_padding(size, items, 16);
+            assert_eq!(pad, (items, 16 / size as u32), "{size}B x {items}");
+            let per_access = 16 / size as u32;
+            // Blocked: lane l reads 16 bytes at element l * items + k * per_access.
+            for k in 0..items / per_access {
+                let addrs: Vec<usize> = (0..32)
+                    .map(|l| smem_index(l * items + k * per_access, pad) as usize * size)
+                    .collect();
+                assert!(
+                    addrs.iter().all(|a| a % 16 == 0),
+                    "{size}B x {items}: aligned"
+                );
+                assert_eq!(
+                    access_conflicts(&addrs, 16),
+                    1,
+                    "{size}B x {items}, access {k}"
+                );
+            }
+            // Warp-striped: lane l moves its 8- or 16-byte global vector i whole, at element
+            // (i * 32 + l) * vector items of its warp's slice.
+            for vector in [8usize, 16] {
+                let vector_items = (vector / size) as u32;
+                for i in 0..items / vector_items {
+                    let addrs: Vec<usize> = (0..32)
+                        .map(|l| smem_index((i * 32 + l) * vector_items, pad) as usize * size)
+                        .collect();
+                    assert!(addrs.iter().all(|a| a % vector == 0), "aligned vectors");
+                    assert_eq!(
+                        access_conflicts(&addrs, vector),
+                        1,
+                        "{size}B x {items} v{vector}"
+                    );
+                }
+            }
+        }
+        // Shorter runs would cross padding mid-stretch: they keep words, and so do unpacked
+        // elements.
+        for (size, items) in [(1usize, 64u32), (1, 16), (2, 32), (1, 12), (4, 64), (1, 2)] {
+            assert_eq!(
+                packed_run_access_words(size, items, 16),
+                1,
+                "{size}B x {items}"
+            );
+            assert_eq!(smem_padding(size, items, 16), smem_padding(size, items, 4));
+        }
+    }
+
+    #[test]
     fn padding_keeps_striped_writes_conflict_free() {
         // Lane l writes element i * 32 + l: a padded run of 32 consecutive elements.
         for size in [4usize, 8] {
-            let pad = smem_padding(size, 16 / size as u32);
+            let pad = smem_padding(size, 16 / size as u32, 4);
             for i in 0..16u32 {
                 let idx: Vec<u32> = (0..32).map(|l| smem_index(i * 32 + l, pad)).collect();
                 let banks: std::collections::HashSet<u32> =
@@ -496,23 +602,23 @@ mod tests {
 
     #[test]
     fn pad_every_and_buffer_sizes() {
-        assert_eq!(smem_padding(4, 16), (32, 1));
-        assert_eq!(smem_padding(8, 8), (16, 1));
-        assert_eq!(smem_padding(8, 7), (0, 0));
-        assert_eq!(smem_padding(8, 1), (0, 0));
-        assert_eq!(smem_padding(4, 64), (64, 1)); // a run of two bank rows: one per run
-        assert_eq!(smem_padding(12, 4), (4, 1)); // 3 accesses of 4 bytes: odd, padded per run
-        assert_eq!(smem_padding(24, 8), (8, 1));
-        assert_eq!(smem_padding(32, 8), (8, 1));
-        assert_eq!(smem_padding(96, 2), (0, 0)); // 6 accesses of 16 bytes: padding cannot help
-        assert_eq!(smem_padding(64, 2), (2, 1));
-        assert_eq!(smem_padding(128, 2), (0, 0));
+        assert_eq!(smem_padding(4, 16, 4), (32, 1));
+        assert_eq!(smem_padding(8, 8, 4), (16, 1));
+        assert_eq!(smem_padding(8, 7, 4), (0, 0));
+        assert_eq!(smem_padding(8, 1, 4), (0, 0));
+        assert_eq!(smem_padding(4, 64, 4), (64, 1)); // a run of two bank rows: one per run
+        assert_eq!(smem_padding(12, 4, 4), (4, 1)); // 3 accesses of 4 bytes: odd, padded per run
+        assert_eq!(smem_padding(24, 8, 4), (8, 1));
+        assert_eq!(smem_padding(32, 8, 4), (8, 1));
+        assert_eq!(smem_padding(96, 2, 4), (0, 0)); // 6 accesses of 16 bytes: padding cannot help
+        assert_eq!(smem_padding(64, 2, 4), (2, 1));
+        assert_eq!(smem_padding(128, 2, 4), (0, 0));
         // Packed sub-word runs: a word after each thread's run of an even number of words.
-        assert_eq!(smem_padding(1, 16), (16, 4));
-        assert_eq!(smem_padding(1, 256), (256, 4));
-        assert_eq!(smem_padding(1, 12), (0, 0)); // 3 words: odd stride already
-        assert_eq!(smem_padding(1, 2), (128, 1)); // half a word: unpacked, padded per bank row
-        assert_eq!(smem_padding(1, 6), (0, 0)); // not whole words: unpacked
+        assert_eq!(smem_padding(1, 16, 4), (16, 4));
+        assert_eq!(smem_padding(1, 256, 4), (256, 4));
+        assert_eq!(smem_padding(1, 12, 4), (0, 0)); // 3 words: odd stride already
+        assert_eq!(smem_padding(1, 2, 4), (128, 1)); // half a word: unpacked, padded per bank row
+        assert_eq!(smem_padding(1, 6, 4), (0, 0)); // not whole words: unpacked
         assert!(
             packs_items(1, 4)
                 && !packs_items(1, 2)

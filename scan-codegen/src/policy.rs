@@ -73,6 +73,14 @@ pub struct TuningPolicy {
     /// 0.04 of a copy (H100, BENCHMARKS.md session 21), so by-key scans keep the branch, as do
     /// archs before sm_90 (not measured there; the select spilled a fused sm_80 kernel).
     pub warp_scan_branches: bool,
+    /// Packed 1- and 2-byte items ([`crate::layout::packs_items`]): bytes a thread's run moves
+    /// per shared-memory access, 4 or 16. 16 takes effect where the run is whole 32-word
+    /// stretches ([`crate::layout::packed_run_access_words`]; its padding is four words then),
+    /// and the thread's scan then writes its results back as it goes (tile.cu.tera,
+    /// `SCAN_SCAN_WRITES_RUNS`). The default policy of sm_90's single-pass scan asks for 16
+    /// ([`TuningPolicy::for_target`] says what it gained); where ptxas spills with them, the
+    /// runtime rebuilds with 4 first ([`TuningPolicy::relaxed_register_cap`]).
+    pub packed_access_bytes: u32,
 }
 
 /// The block a fused single-pass tile stages its arrays in ([`TuningPolicy::for_transform`]).
@@ -187,6 +195,7 @@ impl TuningPolicy {
             thread_runs: 1,
             offset_reads: 2,
             warp_scan_branches: false,
+            packed_access_bytes: 4,
         }
     }
 
@@ -387,6 +396,17 @@ impl TuningPolicy {
             // The select was measured on sm_90 only; on sm_80 it gave a fused strided-rows
             // affine kernel 4 bytes of spill (ptxas 12.9), so older archs keep the branch.
             warp_scan_branches: sm < 90,
+            // Packed sub-word runs move 16 bytes per shared-memory access (where their runs are
+            // whole 32-word stretches: the default tiles, 128 and 256 bytes a thread). H100,
+            // 2^28, `scangen bench`, two rounds each, words -> 16 bytes: u16/i16 sums, max, min
+            // and xor 0.947-0.959 -> 0.961-0.970, f16/bf16 sums 0.936-0.945 -> 0.960-0.969;
+            // half max/min 0.914-0.926 -> 0.920-0.930, u8/i8 within noise (+0.00 to +0.01); at
+            // 2^24 the 2-byte ones gained 0.02-0.05 (bench/results/h100-session30.md). Other
+            // archs and algorithms were not measured and keep words.
+            packed_access_bytes: match (sm, algorithm) {
+                (90.., Algorithm::SinglePass) => 16,
+                _ => 4,
+            },
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding can still push a big element past the shared-memory limit:
@@ -890,6 +910,19 @@ impl TuningPolicy {
     /// packed default of 4 runs, none with 2; H100, 2^28: 0.945 of a copy with 2 runs at 6
     /// blocks, 0.932 with 4 at 5).
     pub fn relaxed_register_cap(&self, elem_size: usize) -> Option<TuningPolicy> {
+        // Wide packed accesses go first: with words, the kernel is the one that was tuned before
+        // them (products and 4-run byte sums spill with 16-byte groups of registers).
+        if crate::layout::packed_run_access_words(
+            elem_size,
+            self.items_per_thread,
+            self.packed_access_bytes,
+        ) > 1
+        {
+            return Some(TuningPolicy {
+                packed_access_bytes: 4,
+                ..*self
+            });
+        }
         if self.thread_runs > 1 {
             return Some(TuningPolicy {
                 thread_runs: self.thread_runs / 2,
@@ -1006,6 +1039,12 @@ impl TuningPolicy {
                 self.thread_runs, self.items_per_thread
             ));
         }
+        if !matches!(self.packed_access_bytes, 4 | 16) {
+            return bad(format!(
+                "packed_access_bytes = {} must be 4 or 16 (bytes a packed thread's run moves per shared-memory access)",
+                self.packed_access_bytes
+            ));
+        }
         if self.offset_reads == 0 || self.offset_reads > Self::MAX_OFFSET_READS {
             return bad(format!(
                 "offset_reads = {} must be between 1 and {} (entries a thread holds in registers per round of marking segment heads)",
@@ -1069,7 +1108,14 @@ mod tests {
         for size in [1, 2] {
             let mut policy = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
             let tile = policy.tile_items();
-            let shape = |p: &TuningPolicy| (p.block_threads, p.min_blocks_per_sm, p.thread_runs);
+            let shape = |p: &TuningPolicy| {
+                (
+                    p.block_threads,
+                    p.min_blocks_per_sm,
+                    p.thread_runs,
+                    p.packed_access_bytes,
+                )
+            };
             let mut shapes = vec![shape(&policy)];
             while let Some(relaxed) = policy.relaxed_register_cap(size) {
                 assert_eq!(relaxed.tile_items(), tile, "the tile stays");
@@ -1077,26 +1123,29 @@ mod tests {
                 policy = relaxed;
                 shapes.push(shape(&policy));
             }
-            // Fewer runs first; then 768 threads per SM at 6, 5 and 3 blocks; the wide tile
-            // then widens once more. 1-byte tiles start at 256 threads under a 5-block cap.
-            let expected: &[(u32, u32, u32)] = if size == 1 {
+            // Word accesses first (the shape tuned before 16-byte ones); then fewer runs; then
+            // 768 threads per SM at 6, 5 and 3 blocks; the wide tile then widens once more.
+            // 1-byte tiles start at 256 threads under a 5-block cap.
+            let expected: &[(u32, u32, u32, u32)] = if size == 1 {
                 &[
-                    (256, 5, 4),
-                    (256, 5, 2),
-                    (256, 5, 1),
-                    (512, 3, 1),
-                    (1024, 2, 1),
-                    (1024, 1, 1),
+                    (256, 5, 4, 16),
+                    (256, 5, 4, 4),
+                    (256, 5, 2, 4),
+                    (256, 5, 1, 4),
+                    (512, 3, 1, 4),
+                    (1024, 2, 1, 4),
+                    (1024, 1, 1, 4),
                 ]
             } else {
                 &[
-                    (128, 6, 4),
-                    (128, 6, 2),
-                    (128, 6, 1),
-                    (128, 5, 1),
-                    (256, 3, 1),
-                    (512, 2, 1),
-                    (512, 1, 1),
+                    (128, 6, 4, 16),
+                    (128, 6, 4, 4),
+                    (128, 6, 2, 4),
+                    (128, 6, 1, 4),
+                    (128, 5, 1, 4),
+                    (256, 3, 1, 4),
+                    (512, 2, 1, 4),
+                    (512, 1, 1, 4),
                 ]
             };
             assert_eq!(shapes, expected, "{size}-byte elements");

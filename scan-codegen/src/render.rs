@@ -660,7 +660,11 @@ fn render_scan(
     ctx.insert("warps", &(policy.block_threads / 32));
     ctx.insert("words", &layout::elem_words(scanned_size));
 
-    let (pad_every, pad_elems) = layout::smem_padding(elem_size, policy.items_per_thread);
+    let (pad_every, pad_elems) = layout::smem_padding(
+        elem_size,
+        policy.items_per_thread,
+        policy.packed_access_bytes,
+    );
     ctx.insert(
         "packed",
         &layout::packs_items(elem_size, policy.items_per_thread),

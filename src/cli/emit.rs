@@ -137,6 +137,10 @@ pub struct EmitArgs {
     /// items per thread).
     #[arg(long = "thread-runs")]
     pub thread_runs: Option<u32>,
+    /// Override the bytes a packed (1- or 2-byte) thread's run moves per shared-memory access
+    /// (4 or 16; 16 takes effect where a run is whole 32-word stretches).
+    #[arg(long = "packed-access-bytes")]
+    pub packed_access_bytes: Option<u32>,
     /// Write the source to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -207,6 +211,7 @@ pub fn run(args: EmitArgs) -> CliResult {
         (&mut policy.look_back_window, args.window),
         (&mut policy.l2_prefetch_tiles, args.l2_prefetch_tiles),
         (&mut policy.thread_runs, args.thread_runs),
+        (&mut policy.packed_access_bytes, args.packed_access_bytes),
     ];
     if let Some(resident) = args.resident {
         policy.resident_tiles = resident;

@@ -49,6 +49,13 @@ pub struct TuneArgs {
     /// divide are skipped.
     #[arg(long = "thread-runs", value_delimiter = ',', default_value = "1")]
     pub thread_runs: Vec<u32>,
+    /// Bytes per shared-memory access of a packed (1- or 2-byte) thread's run to try (4, 16).
+    #[arg(
+        long = "packed-access-bytes",
+        value_delimiter = ',',
+        default_value = "4"
+    )]
+    pub packed_access_bytes: Vec<u32>,
     /// Register caps (blocks per SM asked of ptxas) to try; by default the default policy's
     /// where that many blocks fit in an SM's 2048 threads, 1 otherwise.
     #[arg(long = "min-blocks", value_delimiter = ',')]
@@ -80,6 +87,7 @@ struct Trial {
     min_blocks_per_sm: u32,
     staged: bool,
     thread_runs: u32,
+    packed_access_bytes: u32,
     scan_ms: f64,
     copy_ms: f64,
     fraction_of_copy: f64,
@@ -201,6 +209,9 @@ where
     });
     shapes = vary(shapes, &args.staged, |p, s| p.stage_items = s);
     shapes = vary(shapes, &args.thread_runs, |p, r| p.thread_runs = r);
+    shapes = vary(shapes, &args.packed_access_bytes, |p, b| {
+        p.packed_access_bytes = b
+    });
     shapes = if args.min_blocks.is_empty() {
         shapes
             .into_iter()
@@ -218,7 +229,7 @@ where
     };
     for policy in shapes {
         let shape = format!(
-            "{}x{} vec{} window{} prefetch{} cap{} runs{}{}",
+            "{}x{} vec{} window{} prefetch{} cap{} runs{} smem{}{}",
             policy.block_threads,
             policy.items_per_thread,
             policy.vector_bytes,
@@ -226,6 +237,7 @@ where
             policy.l2_prefetch_tiles,
             policy.min_blocks_per_sm,
             policy.thread_runs,
+            policy.packed_access_bytes,
             if policy.stage_items { " staged" } else { "" }
         );
         let mut scanner =
@@ -262,6 +274,7 @@ where
             min_blocks_per_sm: scanner.policy().min_blocks_per_sm,
             staged: policy.stage_items,
             thread_runs: policy.thread_runs,
+            packed_access_bytes: scanner.policy().packed_access_bytes,
             scan_ms,
             copy_ms,
             fraction_of_copy: copy_ms / scan_ms,
