@@ -77,13 +77,13 @@ pub fn smem_padding(
 /// policy asks for accesses of `packed_access_bytes`: 4 (16-byte accesses) where it asks for 16
 /// and the run is a multiple of 32 words, one otherwise.
 ///
-/// Word by word, a packed tile's two transposes were a third of its shared-memory instructions
-/// and more; 16-byte blocked accesses move the same bytes in a quarter of them, and the
-/// warp-striped side then moves each lane's global vector whole (half of them, at 8-byte
-/// vectors). Four padding words keep both conflict-free only when a run holds whole 32-word
-/// stretches: a warp-striped half warp (16 lanes x 8 bytes) or quarter warp (8 x 16) then
-/// writes 32 consecutive words of one run. Shorter runs (the smaller shapes) would cross a
-/// padding run in the middle of such a stretch, so they keep one word.
+/// Word by word, a u16 thread's two transposes took 256 shared-memory instructions a tile:
+/// 16-byte blocked accesses move the same bytes in a quarter of them, and the warp-striped side
+/// then moves each lane's global vector whole (half of them, at 8-byte vectors), 96 in all.
+/// Four padding words keep both conflict-free only when a run holds whole 32-word stretches: a
+/// warp-striped half warp (16 lanes x 8 bytes) or quarter warp (8 x 16) then writes 32
+/// consecutive words of one run. Shorter runs (the smaller shapes) would cross a padding run in
+/// the middle of such a stretch, so they keep one word.
 pub fn packed_run_access_words(
     elem_size: usize,
     items_per_thread: u32,

@@ -399,10 +399,11 @@ impl TuningPolicy {
             // Packed sub-word runs move 16 bytes per shared-memory access (where their runs are
             // whole 32-word stretches: the default tiles, 128 and 256 bytes a thread). H100,
             // 2^28, `scangen bench`, two rounds each, words -> 16 bytes: u16/i16 sums, max, min
-            // and xor 0.947-0.959 -> 0.961-0.970, f16/bf16 sums 0.936-0.945 -> 0.960-0.969;
-            // half max/min 0.914-0.926 -> 0.920-0.930, u8/i8 within noise (+0.00 to +0.01); at
-            // 2^24 the 2-byte ones gained 0.02-0.05 (bench/results/h100-session30.md). Other
-            // archs and algorithms were not measured and keep words.
+            // and xor 0.950-0.958 -> 0.960-0.970, f16/bf16 sums 0.936-0.947 -> 0.958-0.963; at
+            // 2^24 the 2-byte ones gained 0.02-0.07 (bench/results/h100-session30.md). Half
+            // max/min, byte sums and products spill with them at 4 runs a thread, so the ladder
+            // builds those with words (at 2 runs, 16 bytes had gained them 0.00-0.01 at most).
+            // Other archs and algorithms were not measured and keep words.
             packed_access_bytes: match (sm, algorithm) {
                 (90.., Algorithm::SinglePass) => 16,
                 _ => 4,
