@@ -18,6 +18,8 @@ predecessor has published, one parallel poll, which a real look-back can only ma
 Each is timed in device time (behind a spinning kernel, as tile_timeline.py does) beside the
 driver's device-to-device copy of the same bytes, and printed as a fraction of that copy.
 
+Above 2^24 bytes a tile waits on its last 32 predecessors only (a look-back's window).
+
 Usage (on a GPU machine): python3 schedule_floor.py [LOG2_BYTES ...]   (default 16 18 20 21 22 24)
 """
 import sys
@@ -82,10 +84,12 @@ __device__ __forceinline__ void reduce_tile(const uint4 (&v)[VPT], u32* smem) {
     __syncthreads();
 }
 
-// Waits until tiles [0, tile) have published this launch's epoch: every thread polls its share
-// of the flags at once (one round trip when they are all there).
-__device__ __forceinline__ void wait_predecessors(const u32* flags, u32 tile, u32 epoch) {
-    for (u32 j = threadIdx.x; j < tile; j += blockDim.x) {
+// Waits until tiles [tile - window, tile) have published this launch's epoch: every thread polls
+// its share of the flags at once (one round trip when they are all there). A window of at least
+// `tile` is every predecessor; at large sizes a look-back's window (32) stands for the scan's
+// steady state, where tiles further back are long done.
+__device__ __forceinline__ void wait_predecessors(const u32* flags, u32 tile, u32 epoch, u32 window) {
+    for (u32 j = (tile > window ? tile - window : 0) + threadIdx.x; j < tile; j += blockDim.x) {
         while (load_acquire(flags + j) != epoch) {
         }
     }
@@ -101,7 +105,7 @@ __device__ __forceinline__ u32 claim(u32* counter, u32 tile_base, u32* slot) {
 }
 
 extern "C" __global__ void __launch_bounds__(256) tile_pass(const uint4* in, uint4* out, u64 vectors,
-        u32* flags, u32* counter, u32 tile_base, u32 epoch, u32 tiles, int dependent) {
+        u32* flags, u32* counter, u32 tile_base, u32 epoch, u32 tiles, int dependent, u32 window) {
     __shared__ u32 smem[2];
     if (threadIdx.x == 0) smem[0] = 0;
     const u32 tile = claim(counter, tile_base, smem + 1);
@@ -110,13 +114,13 @@ extern "C" __global__ void __launch_bounds__(256) tile_pass(const uint4* in, uin
     reduce_tile(v, smem);
     if (dependent) {
         if (threadIdx.x == 0) store_release(flags + tile, epoch);
-        wait_predecessors(flags, tile, epoch);
+        wait_predecessors(flags, tile, epoch, window);
     }
     store_tile(out, vectors, tile, v);
 }
 
 extern "C" __global__ void __launch_bounds__(256) pipe_pass(const uint4* in, uint4* out, u64 vectors,
-        u32* flags, u32* counter, u32 tile_base, u32 epoch, u32 tiles, int dependent) {
+        u32* flags, u32* counter, u32 tile_base, u32 epoch, u32 tiles, int dependent, u32 window) {
     __shared__ u32 smem[2];
     u32 tile = claim(counter, tile_base, smem + 1);
     uint4 a[VPT], b[VPT];
@@ -129,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(256) pipe_pass(const uint4* in, uin
         // The next tile's loads go out before this one waits on its predecessors.
         const u32 next = claim(counter, tile_base, smem + 1);
         if (next < tiles) load_tile(in, vectors, next, b);
-        if (dependent) wait_predecessors(flags, tile, epoch);
+        if (dependent) wait_predecessors(flags, tile, epoch, window);
         store_tile(out, vectors, tile, a);
 #pragma unroll
         for (int i = 0; i < VPT; ++i) a[i] = b[i];
@@ -168,6 +172,7 @@ def main():
         def copy():
             cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, nbytes, 3, cp.cuda.get_current_stream().ptr)
 
+        window = 0xffffffff if log2 <= 24 else 32  # every predecessor, or a look-back's window
         cases = []
         for vpt in (2, 8):
             tiles = -(-vectors // (vpt * 256))
@@ -176,7 +181,7 @@ def main():
             cases.append(("tile+dep fenced", vpt, tiles, tiles, 1, 1))
         for vpt in (2, 4):
             tiles = -(-vectors // (vpt * 256))
-            for per_sm in (1, 2):
+            for per_sm in ((1, 2) if log2 <= 24 else (1, 2, 3, 4)):
                 cases.append(("pipe+dep", vpt, tiles, min(tiles, per_sm * sms), 1, 0))
         for name, vpt, tiles, blocks, dep, fenced in cases:
             f = modules[vpt, fenced].get_function("pipe_pass" if name.startswith("pipe") else "tile_pass")
@@ -186,7 +191,7 @@ def main():
                 base = launches[0]
                 launches[0] += tiles if name.startswith("tile") else tiles + blocks
                 f((blocks,), (256,), (x, y, np.uint64(vectors), flags, counter, np.uint32(base & 0xffffffff),
-                                      np.uint32(launches[1]), np.uint32(tiles), np.int32(dep)))
+                                      np.uint32(launches[1]), np.uint32(tiles), np.int32(dep), np.uint32(window)))
 
             launch()
             cp.cuda.Device().synchronize()

@@ -342,10 +342,18 @@ pub fn static_shared_bytes(
     let tile = u64::from(smem_tile_elems(policy, elem_size)) * size;
     let block = match algorithm {
         Algorithm::Blelloch => (u64::from(blelloch_smem_elems(policy.block_threads)) + 1) * size,
-        _ => u64::from(policy.block_threads / 32) * size,
+        // Each warp total has a word of its own (block_scan_kogge_stone.cu.tera).
+        _ => u64::from(policy.block_threads / 32) * round_up(size, align.max(4)),
     };
-    // + prefix, tile id and alignment slack.
-    round_up(tile, align) + round_up(block, align) + size + 4 + 2 * align
+    // The tile is declared 16-byte aligned where it moves as vectors (packed, fused and wide
+    // elements), which also makes the storage a multiple of 16: count both roundings. (A 64 KiB
+    // packed tile's storage came out 32 bytes over the old estimate, and its kernel failed the
+    // static_assert against SCAN_DYNAMIC_SHARED_BYTES.)
+    // + prefix, tile id, epoch and alignment slack.
+    round_up(
+        round_up(tile, 16) + round_up(block, align) + size + 8 + 2 * align,
+        16,
+    )
 }
 
 /// Tile-state header: the launch word and the sweep cursor, padded so the per-tile arrays stay

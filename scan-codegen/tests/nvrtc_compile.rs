@@ -336,6 +336,46 @@ fn jobs() -> Vec<Job> {
                 });
             }
         }
+        // Packed tiles past static shared memory (64 KiB of 1- and 2-byte items), with word and
+        // 16-byte run accesses: the kernel's static_assert checks the host's dynamic bound,
+        // which must count the word-sized warp totals and the tile's 16-byte alignment.
+        if ty.as_str() == "u8" {
+            for (packed_op, packed_ty, items) in [
+                (BuiltinOp::Add, scan_core::PrimType::U8, 256),
+                (BuiltinOp::Max, scan_core::PrimType::F16, 128),
+            ] {
+                for packed_access_bytes in [4, 16] {
+                    for variant in [ScanVariant::FLAT, ScanVariant::FLAT.reverse()] {
+                        let packed = packed_op.spec(packed_ty).unwrap();
+                        jobs.push(Job {
+                            name: format!(
+                                "{}__256x{items}__access{packed_access_bytes}{}",
+                                snapshot_name(
+                                    &packed.name,
+                                    packed_ty.name(),
+                                    Algorithm::SinglePass,
+                                    ScanMode::Exclusive
+                                ),
+                                variant.name_suffix()
+                            ),
+                            op: packed,
+                            algorithm: Algorithm::SinglePass,
+                            mode: ScanMode::Exclusive,
+                            sm: 90,
+                            policy: Some(TuningPolicy {
+                                min_blocks_per_sm: 3,
+                                l2_prefetch_tiles: 48,
+                                packed_access_bytes,
+                                ..TuningPolicy::new(256, items)
+                            }),
+                            variant,
+                            transform: None,
+                            input: InputSize::Large,
+                        });
+                    }
+                }
+            }
+        }
         // Vector widths, look-back windows and L2 prefetch distances the defaults do not use:
         // single-lane and odd windows, sub-word vectors (2 bytes: no vector word, so scalar),
         // 4- to 16-byte words, prefetch 1 to 4096 tiles ahead; the last one for sm_80, where
