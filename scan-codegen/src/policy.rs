@@ -25,6 +25,12 @@ pub struct TuningPolicy {
     /// Predecessor statuses a single-pass look-back reads at once (1 to 32, one per lane of
     /// the looking-back warp); the window slides back by this many tiles.
     pub look_back_window: u32,
+    /// Single-pass, plain tiles of packed 1- and 2-byte items: the thread scans run before the
+    /// look-back, seeded with the block-exclusive prefixes alone, and the tile's prefix joins
+    /// every result as the store reads it back (tile.cu.tera, `ScanPrefixJoin`), so the scans
+    /// overlap the wait on the predecessors. Half-float sums keep the seeded scan (their
+    /// rounding would change). Ignored by other tiles.
+    pub defer_tile_prefix: bool,
     /// Single-pass only: how many tiles ahead of its own a block asks L2 to fetch (0 = off).
     /// The block that claims tile t issues one bulk L2 prefetch (`cp.async.bulk.prefetch`,
     /// sm_90+; a no-op on older archs) for tile t + this, so DRAM reads go out that many tiles
@@ -188,6 +194,7 @@ impl TuningPolicy {
             min_blocks_per_sm: 1,
             vector_bytes: Self::MAX_VECTOR_BYTES,
             look_back_window: 32,
+            defer_tile_prefix: false,
             l2_prefetch_tiles: 0,
             max_epoch: Self::MAX_EPOCH,
             stage_items: false,
@@ -408,6 +415,11 @@ impl TuningPolicy {
                 (90.., Algorithm::SinglePass) => 16,
                 _ => 4,
             },
+            // Packed tiles scan before the look-back and join the prefix at the store. H100,
+            // 2^28, u8 sums (a hand-edited kernel first, tile_timeline.py): 0.894-0.898 ->
+            // 0.921-0.924 of a copy in device time, the scan and store after the prefix 1.8 ->
+            // 1.0 us a tile (BENCHMARKS.md, session 31). Other archs were not measured.
+            defer_tile_prefix: matches!((sm, algorithm), (90.., Algorithm::SinglePass)),
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding can still push a big element past the shared-memory limit:
@@ -911,7 +923,16 @@ impl TuningPolicy {
     /// packed default of 4 runs, none with 2; H100, 2^28: 0.945 of a copy with 2 runs at 6
     /// blocks, 0.932 with 4 at 5).
     pub fn relaxed_register_cap(&self, elem_size: usize) -> Option<TuningPolicy> {
-        // Wide packed accesses go first: with words, the kernel is the one that was tuned before
+        // A deferred tile prefix goes first: its scan runs while the look-back's values are live
+        // (byte max/min and products, 2-byte products and half max/min spill with it at every
+        // access width and run count), and without it the ladder goes on as before it.
+        if self.defer_tile_prefix && crate::layout::packs_items(elem_size, self.items_per_thread) {
+            return Some(TuningPolicy {
+                defer_tile_prefix: false,
+                ..*self
+            });
+        }
+        // Wide packed accesses go next: with words, the kernel is the one that was tuned before
         // them (products and 4-run byte sums spill with 16-byte groups of registers).
         if crate::layout::packed_run_access_words(
             elem_size,
@@ -1115,6 +1136,7 @@ mod tests {
                     p.min_blocks_per_sm,
                     p.thread_runs,
                     p.packed_access_bytes,
+                    p.defer_tile_prefix,
                 )
             };
             let mut shapes = vec![shape(&policy)];
@@ -1124,29 +1146,32 @@ mod tests {
                 policy = relaxed;
                 shapes.push(shape(&policy));
             }
-            // Word accesses first (the shape tuned before 16-byte ones); then fewer runs; then
-            // 768 threads per SM at 6, 5 and 3 blocks; the wide tile then widens once more.
-            // 1-byte tiles start at 256 threads under a 5-block cap.
-            let expected: &[(u32, u32, u32, u32)] = if size == 1 {
+            // The seeded scan first (the prefix no longer deferred); then word accesses (the
+            // shape tuned before 16-byte ones); then fewer runs; then 768 threads per SM at 6,
+            // 5 and 3 blocks; the wide tile then widens once more. 1-byte tiles start at 256
+            // threads under a 5-block cap.
+            let expected: &[(u32, u32, u32, u32, bool)] = if size == 1 {
                 &[
-                    (256, 5, 4, 16),
-                    (256, 5, 4, 4),
-                    (256, 5, 2, 4),
-                    (256, 5, 1, 4),
-                    (512, 3, 1, 4),
-                    (1024, 2, 1, 4),
-                    (1024, 1, 1, 4),
+                    (256, 5, 4, 16, true),
+                    (256, 5, 4, 16, false),
+                    (256, 5, 4, 4, false),
+                    (256, 5, 2, 4, false),
+                    (256, 5, 1, 4, false),
+                    (512, 3, 1, 4, false),
+                    (1024, 2, 1, 4, false),
+                    (1024, 1, 1, 4, false),
                 ]
             } else {
                 &[
-                    (128, 6, 4, 16),
-                    (128, 6, 4, 4),
-                    (128, 6, 2, 4),
-                    (128, 6, 1, 4),
-                    (128, 5, 1, 4),
-                    (256, 3, 1, 4),
-                    (512, 2, 1, 4),
-                    (512, 1, 1, 4),
+                    (128, 6, 4, 16, true),
+                    (128, 6, 4, 16, false),
+                    (128, 6, 4, 4, false),
+                    (128, 6, 2, 4, false),
+                    (128, 6, 1, 4, false),
+                    (128, 5, 1, 4, false),
+                    (256, 3, 1, 4, false),
+                    (512, 2, 1, 4, false),
+                    (512, 1, 1, 4, false),
                 ]
             };
             assert_eq!(shapes, expected, "{size}-byte elements");

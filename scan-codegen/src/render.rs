@@ -3,7 +3,7 @@
 use crate::layout;
 use crate::variant::{Direction, ScanVariant, Segments};
 use crate::{Algorithm, ScanMode, TuningPolicy};
-use scan_core::{ElementType, OpSpec, TransformSpec};
+use scan_core::{ElementType, OpSpec, TransformSpec, WordForm};
 use std::sync::OnceLock;
 
 /// Why a kernel could not be generated; each variant carries the reason in words.
@@ -670,10 +670,20 @@ fn render_scan(
         &layout::packs_items(elem_size, policy.items_per_thread),
     );
     // Packed items of a standard integer monoid fold and scan a word at a time (words.rs).
-    ctx.insert(
-        "word_combine",
-        &crate::words::word_combine(op, &policy, !segmented && !columns && transform.is_none()),
-    );
+    let plain_tile = !segmented && !columns && transform.is_none();
+    let word_combine = crate::words::word_combine(op, &policy, plain_tile);
+    // The tile's prefix joins at the store (policy defer_tile_prefix): plain single-pass tiles of
+    // packed items, except half-float sums, which would round prefix + (the tile's sum so far)
+    // where the running sum rounds item by item.
+    let deferred_prefix = policy.defer_tile_prefix
+        && algorithm == Algorithm::SinglePass
+        && plain_tile
+        && layout::packs_items(elem_size, policy.items_per_thread)
+        && word_combine
+            .as_ref()
+            .is_none_or(|w| w.form != WordForm::HalfAdd.name());
+    ctx.insert("word_combine", &word_combine);
+    ctx.insert("deferred_prefix", &deferred_prefix);
     ctx.insert("items_in_tile", &items_in_tile);
     ctx.insert("pad_every", &pad_every);
     ctx.insert("pad_elems", &pad_elems);

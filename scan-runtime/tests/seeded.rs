@@ -1,7 +1,8 @@
 //! Scans with an initial value read from device memory and the total written to device memory
-//! (`ScanExtras`), for every algorithm and mode, primitive and non-commutative struct ops, at
-//! awkward sizes, against the CPU reference; chained scans that pass a total on as the next
-//! initial value without the host, also replayed from a CUDA graph with new data each time.
+//! (`ScanExtras`), for every algorithm and mode, primitive (packed 1- and 2-byte ones too) and
+//! non-commutative struct ops, at awkward sizes, against the CPU reference; chained scans that
+//! pass a total on as the next initial value without the host, also replayed from a CUDA graph
+//! with new data each time.
 //!
 //! Needs an NVIDIA GPU: every test is `#[ignore]`d (see gpu_suite.rs).
 
@@ -122,6 +123,10 @@ fn init_and_total_for_every_algorithm_mode_and_op() {
     let (mut passed, mut failed) = (0, Vec::new());
     matrix::<Add<u32>>(&gpu, "add u32", &mut passed, &mut failed);
     matrix::<Max<i64>>(&gpu, "max i64", &mut passed, &mut failed);
+    // Packed tiles: on sm_90 their thread scans run before the look-back and the prefix (here
+    // the initial value, for tile 0) joins at the store (TuningPolicy::defer_tile_prefix).
+    matrix::<Add<u8>>(&gpu, "add u8", &mut passed, &mut failed);
+    matrix::<Max<i16>>(&gpu, "max i16", &mut passed, &mut failed);
     matrix::<Compose>(&gpu, "compose Affine", &mut passed, &mut failed);
     matrix::<LastOfRun>(&gpu, "last_of_run Tally", &mut passed, &mut failed);
     matrix::<MatMul>(&gpu, "matmul Mat2", &mut passed, &mut failed);

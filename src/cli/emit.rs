@@ -133,6 +133,10 @@ pub struct EmitArgs {
     /// cooperative launch of a grid the GPU holds at once) or claimed (`false`, the default).
     #[arg(long = "resident", value_name = "BOOL")]
     pub resident: Option<bool>,
+    /// Override whether a plain single-pass tile of packed items scans before its look-back
+    /// and joins the tile's prefix at the store (`true`) or seeds its scan with it (`false`).
+    #[arg(long = "defer-prefix", value_name = "BOOL")]
+    pub defer_prefix: Option<bool>,
     /// Override the policy's runs per thread (interleaved chains of combines; must divide the
     /// items per thread).
     #[arg(long = "thread-runs")]
@@ -215,6 +219,9 @@ pub fn run(args: EmitArgs) -> CliResult {
     ];
     if let Some(resident) = args.resident {
         policy.resident_tiles = resident;
+    }
+    if let Some(defer) = args.defer_prefix {
+        policy.defer_tile_prefix = defer;
     }
     if let Some(staged) = args.staged {
         policy.stage_items = staged;

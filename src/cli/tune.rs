@@ -45,6 +45,10 @@ pub struct TuneArgs {
     /// registers (`false`), to try.
     #[arg(long = "staged", value_delimiter = ',', default_value = "false")]
     pub staged: Vec<bool>,
+    /// Single-pass, packed items: whether tiles scan before the look-back and join the prefix at
+    /// the store (`true`) or seed their scans with it (`false`), to try.
+    #[arg(long = "defer-prefix", value_delimiter = ',', default_value = "false")]
+    pub defer_prefix: Vec<bool>,
     /// Runs per thread (interleaved chains of combines) to try; shapes whose items they do not
     /// divide are skipped.
     #[arg(long = "thread-runs", value_delimiter = ',', default_value = "1")]
@@ -208,6 +212,7 @@ where
         p.l2_prefetch_tiles = d
     });
     shapes = vary(shapes, &args.staged, |p, s| p.stage_items = s);
+    shapes = vary(shapes, &args.defer_prefix, |p, d| p.defer_tile_prefix = d);
     shapes = vary(shapes, &args.thread_runs, |p, r| p.thread_runs = r);
     shapes = vary(shapes, &args.packed_access_bytes, |p, b| {
         p.packed_access_bytes = b
@@ -229,7 +234,7 @@ where
     };
     for policy in shapes {
         let shape = format!(
-            "{}x{} vec{} window{} prefetch{} cap{} runs{} smem{}{}",
+            "{}x{} vec{} window{} prefetch{} cap{} runs{} smem{}{}{}",
             policy.block_threads,
             policy.items_per_thread,
             policy.vector_bytes,
@@ -238,7 +243,12 @@ where
             policy.min_blocks_per_sm,
             policy.thread_runs,
             policy.packed_access_bytes,
-            if policy.stage_items { " staged" } else { "" }
+            if policy.stage_items { " staged" } else { "" },
+            if policy.defer_tile_prefix {
+                " deferred"
+            } else {
+                ""
+            }
         );
         let mut scanner =
             match gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy)) {
