@@ -92,6 +92,7 @@ struct Trial {
     staged: bool,
     thread_runs: u32,
     packed_access_bytes: u32,
+    defer_tile_prefix: bool,
     scan_ms: f64,
     copy_ms: f64,
     fraction_of_copy: f64,
@@ -133,9 +134,9 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
     }
     println!(
-        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | runs | scan ms | fraction of copy |"
+        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
     );
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: |");
     for t in &trials {
         let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
             " **best**"
@@ -143,7 +144,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             ""
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
             t.algorithm,
             t.op,
             t.ty,
@@ -157,6 +158,8 @@ pub fn run(args: TuneArgs) -> CliResult {
             t.min_blocks_per_sm,
             if t.staged { "yes" } else { "no" },
             t.thread_runs,
+            t.packed_access_bytes,
+            if t.defer_tile_prefix { "yes" } else { "no" },
             t.scan_ms,
             t.fraction_of_copy
         );
@@ -285,6 +288,7 @@ where
             staged: policy.stage_items,
             thread_runs: policy.thread_runs,
             packed_access_bytes: scanner.policy().packed_access_bytes,
+            defer_tile_prefix: scanner.policy().defer_tile_prefix,
             scan_ms,
             copy_ms,
             fraction_of_copy: copy_ms / scan_ms,
