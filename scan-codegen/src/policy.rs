@@ -292,12 +292,15 @@ impl TuningPolicy {
         // cap makes ptxas spill (8-byte elements, small-integer min/max, 64-bit mul),
         // the runtime rebuilds with `relaxed_register_cap` (scan-runtime's gpu.rs).
         //
-        // 1-byte elements take the same 32 KiB tile as 256 threads of 128 bytes, under a 5-block
-        // cap (6 blocks of 256 threads leave 42 registers, where ptxas spilled): a packed byte
-        // thread's fold and scan are longer chains of instructions than a wider element's, and
-        // twice the threads halve them. H100, 2^28, `scangen tune`: u8 sums 0.902 -> 0.918,
-        // products 0.843 -> 0.868; max, min and xor within noise (0.90-0.91 either way). 2-byte
-        // elements gained nothing from it (u16 sums 0.947 / 0.950, i16 max 0.957 / 0.942).
+        // 1-byte elements take that shape too: 128 threads of 256 items. (From session 25 to 31
+        // they took the same tile as 256 threads of 128 items under a 5-block cap, which had
+        // shortened a byte thread's chains of combines before the tiles folded whole words, ran
+        // 4 runs a thread and deferred the tile prefix. H100, 2^28, `scangen tune`, two rounds
+        // beside it, bench/results/h100-session32.md: u8 sums 0.939/0.929 -> 0.950/0.937, xor
+        // 0.923/0.931 -> 0.949/0.943, i8 sums 0.937/0.934 -> 0.949/0.948, u8 max 0.906/0.916 ->
+        // 0.930/0.931, i8 min 0.914/0.913 -> 0.929/0.928; products at 5 blocks, where their
+        // deferred scan fits, `relaxed_register_cap`: 0.913/0.918 -> 0.927/0.932.) Their
+        // mid-size shape keeps the old one (`for_mid_input`).
         //
         // Elements of 9 to 32 bytes that have no mid-size shape (over 16 bytes, or of a size that
         // is not a power of two: `for_mid_input`) hold 512 bytes a thread, 16 items of 24 and 32
@@ -331,7 +334,6 @@ impl TuningPolicy {
             usize,
             u32,
         ) = match (sm, algorithm) {
-            (90.., Algorithm::SinglePass) if size == 1 => (256, 128, 64, 32 * 1024, 5),
             (90.., Algorithm::SinglePass) if wide_run => (128, 512, 64, 64 * 1024, 4),
             (90.., Algorithm::SinglePass) => (128, 256, 64, 32 * 1024, 6),
             (90.., _) => (256, 64, 16, 16 * 1024, 1),
@@ -465,6 +467,10 @@ impl TuningPolicy {
 
     /// Interleaved runs of a packed tile's thread on sm_90 ([`TuningPolicy::for_target`]).
     pub const PACKED_THREAD_RUNS: u32 = 4;
+
+    /// The fewest blocks per SM that the register ladder gives a deferred tile prefix before
+    /// it drops the deferral ([`TuningPolicy::relaxed_register_cap`]); measured at 6 -> 5.
+    pub const DEFERRED_MIN_BLOCKS: u32 = 5;
 
     /// The default policy for a scan of shape `variant` ([`TuningPolicy::for_target`] for the
     /// flat and the reverse scan).
@@ -789,8 +795,8 @@ impl TuningPolicy {
 
     /// A third shape for inputs between the small and the default ones
     /// ([`Self::input_size`]): the default tile, held by [`Self::MID_INPUT_THREADS`] threads
-    /// (twice the default's 128, with half the items each; 1-byte elements' default already
-    /// has 256, so it is their mid-size shape too). Such an input fills at most one wave of tiles, so each SM runs a block or a few
+    /// (twice the default's 128, with half the items each). Such an input fills at most one
+    /// wave of tiles, so each SM runs a block or a few
     /// rather than many, and a tile's serial steps (its loads, its thread fold, the look-back
     /// wait) are the scan's time: more threads per tile shorten each. `None` before sm_90, for
     /// hierarchical scans, and for elements over 16 bytes (whose wider blocks lose occupancy:
@@ -814,15 +820,23 @@ impl TuningPolicy {
             return None;
         }
         let large = TuningPolicy::for_target(sm, algorithm, elem_size);
-        // Twice the default's 128 threads; 1-byte elements' default already has them.
         let threads = Self::MID_INPUT_THREADS.max(large.block_threads);
         if !large.tile_items().is_multiple_of(threads) {
             return None;
         }
+        // 1-byte elements keep the cap that their mid-size shape was measured with (it was
+        // their default until session 32): 256 threads at 6 blocks leave 42 registers, where
+        // every packed byte kernel spilled.
+        let min_blocks_per_sm = if elem_size == 1 {
+            Self::BYTE_MID_INPUT_BLOCKS
+        } else {
+            large.min_blocks_per_sm
+        };
         // (Generation turns a resident shape's L2 prefetch off: one wave has no later tile.)
         let policy = TuningPolicy {
             block_threads: threads,
             items_per_thread: large.tile_items() / threads,
+            min_blocks_per_sm,
             resident_tiles: Self::resident_in_one_wave(elem_size),
             ..large
         };
@@ -847,6 +861,10 @@ impl TuningPolicy {
 
     /// Threads of the mid-size shape's blocks ([`Self::for_mid_input`]).
     pub const MID_INPUT_THREADS: u32 = 256;
+
+    /// The register cap (blocks per SM) of 1-byte elements' mid-size shape
+    /// ([`Self::for_mid_input`]).
+    pub const BYTE_MID_INPUT_BLOCKS: u32 = 5;
 
     /// Waves of the mid-size shape's blocks (its register cap's blocks on every SM) up to which
     /// an input takes that shape ([`Self::input_size`]).
@@ -899,7 +917,8 @@ impl TuningPolicy {
     }
 
     /// The next shape to try when ptxas had to spill registers to local memory to meet this
-    /// one's register cap, for elements of `elem_size` bytes. `None`: no cap left to loosen.
+    /// one's register cap, for elements of `elem_size` bytes, on a ladder that started at
+    /// `first` (the policy asked for). `None`: no cap left to loosen.
     ///
     /// Usually the same shape with a cap one block per SM looser. Any spill counts. On an H100 at
     /// 2^28 (6 blocks per SM asked for): f64 add spilled only 12 bytes and still gained (0.82 of
@@ -922,14 +941,37 @@ impl TuningPolicy {
     /// occupancy, and the runs cost registers (u16 products spilled 4 bytes at 6 blocks with the
     /// packed default of 4 runs, none with 2; H100, 2^28: 0.945 of a copy with 2 runs at 6
     /// blocks, 0.932 with 4 at 5).
-    pub fn relaxed_register_cap(&self, elem_size: usize) -> Option<TuningPolicy> {
-        // A deferred tile prefix goes first: its scan runs while the look-back's values are live
-        // (byte max/min and products, 2-byte products and half max/min spill with it at every
-        // access width and run count), and without it the ladder goes on as before it.
+    ///
+    /// A deferred tile prefix ([`TuningPolicy::defer_tile_prefix`]) comes first: its scan runs
+    /// while the look-back's values are live, and byte max/min and products, 2-byte products
+    /// and half max/min spill with it at 6 blocks per SM. It may cost one block, once, down to
+    /// [`TuningPolicy::DEFERRED_MIN_BLOCKS`]; if the kernel still spills, the deferral goes
+    /// and the first policy's cap comes back, and the ladder goes on from there as before
+    /// deferrals. H100, 2^28, `scangen tune`, two rounds (bench/results/h100-session32.md),
+    /// seeded at 6 blocks -> deferred at 5: u8 products 0.894/0.894 -> 0.927/0.932, i8
+    /// products 0.886/0.887 -> 0.931/0.931, u16 products 0.945/0.945 -> 0.962/0.958, i16
+    /// 0.939/0.946 -> 0.952/0.958; byte max and min within noise (0.919-0.941 either way). Half
+    /// max/min still spill deferred at 5 blocks and lost 0.01 there seeded (0.918-0.921 ->
+    /// 0.907-0.908), so they come back to 6.
+    pub fn relaxed_register_cap(
+        &self,
+        first: &TuningPolicy,
+        elem_size: usize,
+    ) -> Option<TuningPolicy> {
         if self.defer_tile_prefix && crate::layout::packs_items(elem_size, self.items_per_thread) {
-            return Some(TuningPolicy {
-                defer_tile_prefix: false,
-                ..*self
+            let gives_a_block = self.min_blocks_per_sm == first.min_blocks_per_sm
+                && self.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS;
+            return Some(if gives_a_block {
+                TuningPolicy {
+                    min_blocks_per_sm: self.min_blocks_per_sm - 1,
+                    ..*self
+                }
+            } else {
+                TuningPolicy {
+                    defer_tile_prefix: false,
+                    min_blocks_per_sm: first.min_blocks_per_sm,
+                    ..*self
+                }
             });
         }
         // Wide packed accesses go next: with words, the kernel is the one that was tuned before
@@ -1109,10 +1151,11 @@ mod tests {
 
     #[test]
     fn register_cap_loosens_one_block_at_a_time_down_to_none() {
-        let mut policy = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
+        let first = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
+        let mut policy = first;
         assert_eq!(policy.min_blocks_per_sm, 6);
         let mut caps = vec![policy.min_blocks_per_sm];
-        while let Some(relaxed) = policy.relaxed_register_cap(4) {
+        while let Some(relaxed) = policy.relaxed_register_cap(&first, 4) {
             assert_eq!(
                 (relaxed.block_threads, relaxed.items_per_thread),
                 (policy.block_threads, policy.items_per_thread)
@@ -1122,14 +1165,12 @@ mod tests {
         }
         assert_eq!(caps, [6, 5, 4, 3, 2, 1]);
         let uncapped = TuningPolicy::for_target(90, Algorithm::KoggeStone, 4);
-        assert_eq!(uncapped.relaxed_register_cap(4), None);
+        assert_eq!(uncapped.relaxed_register_cap(&uncapped, 4), None);
     }
 
     #[test]
     fn packed_tiles_trade_items_for_threads_one_block_below_the_cap() {
-        for size in [1, 2] {
-            let mut policy = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
-            let tile = policy.tile_items();
+        let ladder = |first: TuningPolicy, size: usize| {
             let shape = |p: &TuningPolicy| {
                 (
                     p.block_threads,
@@ -1139,43 +1180,50 @@ mod tests {
                     p.defer_tile_prefix,
                 )
             };
+            let mut policy = first;
             let mut shapes = vec![shape(&policy)];
-            while let Some(relaxed) = policy.relaxed_register_cap(size) {
-                assert_eq!(relaxed.tile_items(), tile, "the tile stays");
+            while let Some(relaxed) = policy.relaxed_register_cap(&first, size) {
+                assert_eq!(relaxed.tile_items(), first.tile_items(), "the tile stays");
                 relaxed.validate(Algorithm::SinglePass, size, size).unwrap();
                 policy = relaxed;
                 shapes.push(shape(&policy));
             }
-            // The seeded scan first (the prefix no longer deferred); then word accesses (the
-            // shape tuned before 16-byte ones); then fewer runs; then 768 threads per SM at 6,
-            // 5 and 3 blocks; the wide tile then widens once more. 1-byte tiles start at 256
-            // threads under a 5-block cap.
-            let expected: &[(u32, u32, u32, u32, bool)] = if size == 1 {
-                &[
-                    (256, 5, 4, 16, true),
-                    (256, 5, 4, 16, false),
-                    (256, 5, 4, 4, false),
-                    (256, 5, 2, 4, false),
-                    (256, 5, 1, 4, false),
-                    (512, 3, 1, 4, false),
-                    (1024, 2, 1, 4, false),
-                    (1024, 1, 1, 4, false),
-                ]
-            } else {
-                &[
-                    (128, 6, 4, 16, true),
-                    (128, 6, 4, 16, false),
-                    (128, 6, 4, 4, false),
-                    (128, 6, 2, 4, false),
-                    (128, 6, 1, 4, false),
-                    (128, 5, 1, 4, false),
-                    (256, 3, 1, 4, false),
-                    (512, 2, 1, 4, false),
-                    (512, 1, 1, 4, false),
-                ]
-            };
-            assert_eq!(shapes, expected, "{size}-byte elements");
+            shapes
+        };
+        // The deferred scan at one block fewer first, then the seeded scan (the prefix no longer
+        // deferred) back at the first cap; then word accesses (the shape tuned before 16-byte
+        // ones); then fewer runs; then 768 threads per SM at 6, 5 and 3 blocks; the wide tile
+        // then widens once more.
+        let default: &[(u32, u32, u32, u32, bool)] = &[
+            (128, 6, 4, 16, true),
+            (128, 5, 4, 16, true),
+            (128, 6, 4, 16, false),
+            (128, 6, 4, 4, false),
+            (128, 6, 2, 4, false),
+            (128, 6, 1, 4, false),
+            (128, 5, 1, 4, false),
+            (256, 3, 1, 4, false),
+            (512, 2, 1, 4, false),
+            (512, 1, 1, 4, false),
+        ];
+        for size in [1, 2] {
+            let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+            assert_eq!(ladder(first, size), default, "{size}-byte elements");
         }
+        // 1-byte elements' mid-size shape starts at 5 blocks, the deferral's floor: its seeded
+        // scan comes next, as before deferrals could cost a block.
+        let mid = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 1).unwrap();
+        let expected: &[(u32, u32, u32, u32, bool)] = &[
+            (256, 5, 4, 16, true),
+            (256, 5, 4, 16, false),
+            (256, 5, 4, 4, false),
+            (256, 5, 2, 4, false),
+            (256, 5, 1, 4, false),
+            (512, 3, 1, 4, false),
+            (1024, 2, 1, 4, false),
+            (1024, 1, 1, 4, false),
+        ];
+        assert_eq!(ladder(mid, 1), expected, "1-byte mid-size shape");
     }
 
     #[test]
@@ -1296,13 +1344,10 @@ mod tests {
 
     #[test]
     fn mid_input_shapes_keep_the_default_tile_with_twice_the_threads() {
-        // 1-byte elements' default is that shape already.
-        let bytes = TuningPolicy::for_target(90, Algorithm::SinglePass, 1);
+        // 1-byte elements keep their mid-size shape's own cap.
+        let bytes = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 1).unwrap();
         assert_eq!((bytes.block_threads, bytes.items_per_thread), (256, 128));
-        assert_eq!(
-            TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 1),
-            Some(bytes)
-        );
+        assert_eq!(bytes.min_blocks_per_sm, TuningPolicy::BYTE_MID_INPUT_BLOCKS);
         for size in [2usize, 4, 8, 16] {
             let large = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
             let mid = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, size)

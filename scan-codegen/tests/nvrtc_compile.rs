@@ -538,10 +538,11 @@ fn jobs() -> Vec<Job> {
 /// or keeps a stack frame under it, as the runtime does (`TuningPolicy::relaxed_register_cap`: a looser cap, or a packed tile widened); the last attempt is
 /// the one checked.
 fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
-    let mut policy = match job.policy {
+    let first = match job.policy {
         Some(policy) => policy,
         None => sized_policy(job).ok_or("no such input-size shape")?,
     };
+    let mut policy = first;
     loop {
         let (fns, log) = compile_and_assemble(job, policy)?;
         // Any local memory, as the runtime reads it (the loaded function's local size): ptxas
@@ -551,7 +552,7 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
             .map(|f| f.spill_stores.max(f.stack_frame))
             .max()
             .unwrap_or(0);
-        match policy.relaxed_register_cap(job.op.element.size()) {
+        match policy.relaxed_register_cap(&first, job.op.element.size()) {
             Some(relaxed) if local_bytes > 0 && job.policy.is_none() => policy = relaxed,
             _ => return Ok((fns, log, policy)),
         }
