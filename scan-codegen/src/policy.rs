@@ -31,6 +31,13 @@ pub struct TuningPolicy {
     /// overlap the wait on the predecessors. Half-float sums keep the seeded scan (their
     /// rounding would change). Ignored by other tiles.
     pub defer_tile_prefix: bool,
+    /// With a deferred tile prefix: the thread scan reads the thread's run back from the
+    /// tile's transpose buffer (where the load left it) instead of scanning the words it
+    /// reduced. ptxas otherwise kept the reduction's unpacked items for the scan, across the
+    /// block scan (f16 max, 128 x 128 at 5 blocks per SM: 376 bytes of spill, none with the
+    /// read). A rung of the register ladder ([`TuningPolicy::relaxed_register_cap`]), not a
+    /// default: it gave sums a spill they did not have. Ignored by other tiles.
+    pub deferred_scan_rereads_run: bool,
     /// Single-pass only: how many tiles ahead of its own a block asks L2 to fetch (0 = off).
     /// The block that claims tile t issues one bulk L2 prefetch (`cp.async.bulk.prefetch`,
     /// sm_90+; a no-op on older archs) for tile t + this, so DRAM reads go out that many tiles
@@ -195,6 +202,7 @@ impl TuningPolicy {
             vector_bytes: Self::MAX_VECTOR_BYTES,
             look_back_window: 32,
             defer_tile_prefix: false,
+            deferred_scan_rereads_run: false,
             l2_prefetch_tiles: 0,
             max_epoch: Self::MAX_EPOCH,
             stage_items: false,
@@ -942,17 +950,17 @@ impl TuningPolicy {
     /// packed default of 4 runs, none with 2; H100, 2^28: 0.945 of a copy with 2 runs at 6
     /// blocks, 0.932 with 4 at 5).
     ///
-    /// A deferred tile prefix ([`TuningPolicy::defer_tile_prefix`]) comes first: its scan runs
-    /// while the look-back's values are live, and byte max/min and products, 2-byte products
-    /// and half max/min spill with it at 6 blocks per SM. It may cost one block, once, down to
-    /// [`TuningPolicy::DEFERRED_MIN_BLOCKS`]; if the kernel still spills, the deferral goes
-    /// and the first policy's cap comes back, and the ladder goes on from there as before
-    /// deferrals. H100, 2^28, `scangen tune`, two rounds (bench/results/h100-session32.md),
+    /// A deferred tile prefix ([`TuningPolicy::defer_tile_prefix`]) comes first: byte max/min
+    /// and products, 2-byte products and half max/min spill with it at 6 blocks per SM. It may
+    /// cost one block, once, down to [`TuningPolicy::DEFERRED_MIN_BLOCKS`]; then the scan
+    /// reads its run back from shared memory ([`TuningPolicy::deferred_scan_rereads_run`]);
+    /// if the kernel still spills, the deferral goes and the first policy's cap comes back,
+    /// and the ladder goes on from there as before deferrals. H100, 2^28, `scangen tune`, two rounds (bench/results/h100-session32.md),
     /// seeded at 6 blocks -> deferred at 5: u8 products 0.894/0.894 -> 0.927/0.932, i8
     /// products 0.886/0.887 -> 0.931/0.931, u16 products 0.945/0.945 -> 0.962/0.958, i16
     /// 0.939/0.946 -> 0.952/0.958; byte max and min within noise (0.919-0.941 either way). Half
-    /// max/min still spill deferred at 5 blocks and lost 0.01 there seeded (0.918-0.921 ->
-    /// 0.907-0.908), so they come back to 6.
+    /// max/min still spill deferred at 5 blocks (376 bytes) and lost 0.01 there seeded
+    /// (0.918-0.921 -> 0.907-0.908); reading the run back, they fit.
     pub fn relaxed_register_cap(
         &self,
         first: &TuningPolicy,
@@ -966,9 +974,15 @@ impl TuningPolicy {
                     min_blocks_per_sm: self.min_blocks_per_sm - 1,
                     ..*self
                 }
+            } else if !self.deferred_scan_rereads_run {
+                TuningPolicy {
+                    deferred_scan_rereads_run: true,
+                    ..*self
+                }
             } else {
                 TuningPolicy {
                     defer_tile_prefix: false,
+                    deferred_scan_rereads_run: false,
                     min_blocks_per_sm: first.min_blocks_per_sm,
                     ..*self
                 }
@@ -1178,6 +1192,7 @@ mod tests {
                     p.thread_runs,
                     p.packed_access_bytes,
                     p.defer_tile_prefix,
+                    p.deferred_scan_rereads_run,
                 )
             };
             let mut policy = first;
@@ -1190,38 +1205,41 @@ mod tests {
             }
             shapes
         };
-        // The deferred scan at one block fewer first, then the seeded scan (the prefix no longer
-        // deferred) back at the first cap; then word accesses (the shape tuned before 16-byte
-        // ones); then fewer runs; then 768 threads per SM at 6, 5 and 3 blocks; the wide tile
-        // then widens once more.
-        let default: &[(u32, u32, u32, u32, bool)] = &[
-            (128, 6, 4, 16, true),
-            (128, 5, 4, 16, true),
-            (128, 6, 4, 16, false),
-            (128, 6, 4, 4, false),
-            (128, 6, 2, 4, false),
-            (128, 6, 1, 4, false),
-            (128, 5, 1, 4, false),
-            (256, 3, 1, 4, false),
-            (512, 2, 1, 4, false),
-            (512, 1, 1, 4, false),
+        // The deferred scan at one block fewer first, then reading its run back; then the seeded
+        // scan (the prefix no longer deferred) back at the first cap; then word accesses (the
+        // shape tuned before 16-byte ones); then fewer runs; then 768 threads per SM at 6, 5 and
+        // 3 blocks; the wide tile then widens once more.
+        type Shape = (u32, u32, u32, u32, bool, bool);
+        let default: &[Shape] = &[
+            (128, 6, 4, 16, true, false),
+            (128, 5, 4, 16, true, false),
+            (128, 5, 4, 16, true, true),
+            (128, 6, 4, 16, false, false),
+            (128, 6, 4, 4, false, false),
+            (128, 6, 2, 4, false, false),
+            (128, 6, 1, 4, false, false),
+            (128, 5, 1, 4, false, false),
+            (256, 3, 1, 4, false, false),
+            (512, 2, 1, 4, false, false),
+            (512, 1, 1, 4, false, false),
         ];
         for size in [1, 2] {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
             assert_eq!(ladder(first, size), default, "{size}-byte elements");
         }
-        // 1-byte elements' mid-size shape starts at 5 blocks, the deferral's floor: its seeded
-        // scan comes next, as before deferrals could cost a block.
+        // 1-byte elements' mid-size shape starts at 5 blocks, the deferral's floor: it reads its
+        // run back next, then seeds its scan.
         let mid = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 1).unwrap();
-        let expected: &[(u32, u32, u32, u32, bool)] = &[
-            (256, 5, 4, 16, true),
-            (256, 5, 4, 16, false),
-            (256, 5, 4, 4, false),
-            (256, 5, 2, 4, false),
-            (256, 5, 1, 4, false),
-            (512, 3, 1, 4, false),
-            (1024, 2, 1, 4, false),
-            (1024, 1, 1, 4, false),
+        let expected: &[Shape] = &[
+            (256, 5, 4, 16, true, false),
+            (256, 5, 4, 16, true, true),
+            (256, 5, 4, 16, false, false),
+            (256, 5, 4, 4, false, false),
+            (256, 5, 2, 4, false, false),
+            (256, 5, 1, 4, false, false),
+            (512, 3, 1, 4, false, false),
+            (1024, 2, 1, 4, false, false),
+            (1024, 1, 1, 4, false, false),
         ];
         assert_eq!(ladder(mid, 1), expected, "1-byte mid-size shape");
     }

@@ -684,6 +684,10 @@ fn render_scan(
             .is_none_or(|w| w.form != WordForm::HalfAdd.name());
     ctx.insert("word_combine", &word_combine);
     ctx.insert("deferred_prefix", &deferred_prefix);
+    ctx.insert(
+        "deferred_rereads_run",
+        &(deferred_prefix && policy.deferred_scan_rereads_run),
+    );
     ctx.insert("items_in_tile", &items_in_tile);
     ctx.insert("pad_every", &pad_every);
     ctx.insert("pad_elems", &pad_elems);

@@ -62,6 +62,31 @@ fn packed_builtin_ops() {
     }
 }
 
+/// A deferred packed tile whose scan reads its run back from shared memory (policy
+/// deferred_scan_rereads_run), as the register ladder builds half max/min on sm_90: bf16 max,
+/// single-pass, inclusive and exclusive, at 5 blocks per SM.
+#[test]
+fn deferred_scan_rereads_run() {
+    let ty = PrimType::BF16;
+    let op = BuiltinOp::Max.spec(ty).unwrap();
+    for mode in ScanMode::ALL {
+        let policy = TuningPolicy {
+            min_blocks_per_sm: 5,
+            deferred_scan_rereads_run: true,
+            ..TuningPolicy::for_target(90, Algorithm::SinglePass, op.element.size())
+        };
+        let generated = generate(&op, Algorithm::SinglePass, mode, policy).expect("generates");
+        assert!(generated
+            .source
+            .contains("scan_run_read<ScanExchangeSplits<false>::blocked>(storage.tile"));
+        let name = snapshot_name(&op.name, ty.name(), Algorithm::SinglePass, mode);
+        insta::assert_snapshot!(
+            format!("{name}__run-reread"),
+            snapshot_source(&generated.source)
+        );
+    }
+}
+
 #[test]
 fn struct_op() {
     let op = common::affine_f32();

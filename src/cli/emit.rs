@@ -137,6 +137,11 @@ pub struct EmitArgs {
     /// and joins the tile's prefix at the store (`true`) or seeds its scan with it (`false`).
     #[arg(long = "defer-prefix", value_name = "BOOL")]
     pub defer_prefix: Option<bool>,
+    /// Override whether a deferred tile's thread scan reads its run back from shared memory
+    /// (`true`) or scans the words it reduced (`false`, the default; the register ladder's
+    /// rung where those spill).
+    #[arg(long = "deferred-reread", value_name = "BOOL")]
+    pub deferred_reread: Option<bool>,
     /// Override the policy's runs per thread (interleaved chains of combines; must divide the
     /// items per thread).
     #[arg(long = "thread-runs")]
@@ -222,6 +227,9 @@ pub fn run(args: EmitArgs) -> CliResult {
     }
     if let Some(defer) = args.defer_prefix {
         policy.defer_tile_prefix = defer;
+    }
+    if let Some(reread) = args.deferred_reread {
+        policy.deferred_scan_rereads_run = reread;
     }
     if let Some(staged) = args.staged {
         policy.stage_items = staged;

@@ -93,6 +93,7 @@ struct Trial {
     thread_runs: u32,
     packed_access_bytes: u32,
     defer_tile_prefix: bool,
+    deferred_scan_rereads_run: bool,
     scan_ms: f64,
     copy_ms: f64,
     fraction_of_copy: f64,
@@ -159,7 +160,11 @@ pub fn run(args: TuneArgs) -> CliResult {
             if t.staged { "yes" } else { "no" },
             t.thread_runs,
             t.packed_access_bytes,
-            if t.defer_tile_prefix { "yes" } else { "no" },
+            match (t.defer_tile_prefix, t.deferred_scan_rereads_run) {
+                (false, _) => "no",
+                (true, false) => "yes",
+                (true, true) => "yes, run re-read",
+            },
             t.scan_ms,
             t.fraction_of_copy
         );
@@ -286,9 +291,10 @@ where
             l2_prefetch_tiles: policy.l2_prefetch_tiles,
             min_blocks_per_sm: scanner.policy().min_blocks_per_sm,
             staged: policy.stage_items,
-            thread_runs: policy.thread_runs,
+            thread_runs: scanner.policy().thread_runs,
             packed_access_bytes: scanner.policy().packed_access_bytes,
             defer_tile_prefix: scanner.policy().defer_tile_prefix,
+            deferred_scan_rereads_run: scanner.policy().deferred_scan_rereads_run,
             scan_ms,
             copy_ms,
             fraction_of_copy: copy_ms / scan_ms,
