@@ -955,12 +955,13 @@ impl TuningPolicy {
     /// cost one block, once, down to [`TuningPolicy::DEFERRED_MIN_BLOCKS`]; then the scan
     /// reads its run back from shared memory ([`TuningPolicy::deferred_scan_rereads_run`]);
     /// if the kernel still spills, the deferral goes and the first policy's cap comes back,
-    /// and the ladder goes on from there as before deferrals. H100, 2^28, `scangen tune`, two rounds (bench/results/h100-session32.md),
-    /// seeded at 6 blocks -> deferred at 5: u8 products 0.894/0.894 -> 0.927/0.932, i8
-    /// products 0.886/0.887 -> 0.931/0.931, u16 products 0.945/0.945 -> 0.962/0.958, i16
-    /// 0.939/0.946 -> 0.952/0.958; byte max and min within noise (0.919-0.941 either way). Half
-    /// max/min still spill deferred at 5 blocks (376 bytes) and lost 0.01 there seeded
-    /// (0.918-0.921 -> 0.907-0.908); reading the run back, they fit.
+    /// and the ladder goes on from there as before deferrals. H100, 2^28, `scangen tune`, two
+    /// rounds (bench/results/h100-session32.md), seeded at 6 blocks -> deferred at 5: u8
+    /// products 0.894/0.894 -> 0.927/0.932, i8 products 0.886/0.887 -> 0.931/0.931, u16 products
+    /// 0.945/0.945 -> 0.962/0.958, i16 0.939/0.946 -> 0.952/0.958; byte max and min within noise
+    /// (0.919-0.941 either way). Half max/min still spill deferred at 5 blocks (376 bytes) and
+    /// lost 0.01 there seeded (0.918-0.921 -> 0.907-0.908); reading the run back, they fit, and
+    /// gained 0.005-0.014 at 2^28 and 0.06-0.11 at 2^24 (reversed: lost 0.004-0.013).
     pub fn relaxed_register_cap(
         &self,
         first: &TuningPolicy,
