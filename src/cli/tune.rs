@@ -49,6 +49,15 @@ pub struct TuneArgs {
     /// the store (`true`) or seed their scans with it (`false`), to try.
     #[arg(long = "defer-prefix", value_delimiter = ',', default_value = "false")]
     pub defer_prefix: Vec<bool>,
+    /// Single-pass, deferred prefix: whether the thread scan reads its run back from shared
+    /// memory (`true`) or scans the words it reduced (`false`), to try. (The register ladder may
+    /// still turn it on where the scan spills; the table shows the policy as built.)
+    #[arg(
+        long = "deferred-reread",
+        value_delimiter = ',',
+        default_value = "false"
+    )]
+    pub deferred_reread: Vec<bool>,
     /// Runs per thread (interleaved chains of combines) to try; shapes whose items they do not
     /// divide are skipped.
     #[arg(long = "thread-runs", value_delimiter = ',', default_value = "1")]
@@ -221,6 +230,9 @@ where
     });
     shapes = vary(shapes, &args.staged, |p, s| p.stage_items = s);
     shapes = vary(shapes, &args.defer_prefix, |p, d| p.defer_tile_prefix = d);
+    shapes = vary(shapes, &args.deferred_reread, |p, r| {
+        p.deferred_scan_rereads_run = r
+    });
     shapes = vary(shapes, &args.thread_runs, |p, r| p.thread_runs = r);
     shapes = vary(shapes, &args.packed_access_bytes, |p, b| {
         p.packed_access_bytes = b
@@ -252,10 +264,10 @@ where
             policy.thread_runs,
             policy.packed_access_bytes,
             if policy.stage_items { " staged" } else { "" },
-            if policy.defer_tile_prefix {
-                " deferred"
-            } else {
-                ""
+            match (policy.defer_tile_prefix, policy.deferred_scan_rereads_run) {
+                (false, _) => "",
+                (true, false) => " deferred",
+                (true, true) => " deferred re-read",
             }
         );
         let mut scanner =
