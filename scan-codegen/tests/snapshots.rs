@@ -78,7 +78,7 @@ fn deferred_scan_rereads_run() {
         let generated = generate(&op, Algorithm::SinglePass, mode, policy).expect("generates");
         assert!(generated
             .source
-            .contains("scan_run_read<ScanExchangeSplits<false>::blocked>(storage.tile"));
+            .contains("scan_run_read<SPLITS>(smem, scan_thread_run_part(), items)"));
         let name = snapshot_name(&op.name, ty.name(), Algorithm::SinglePass, mode);
         insta::assert_snapshot!(
             format!("{name}__run-reread"),
