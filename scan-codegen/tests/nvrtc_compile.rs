@@ -535,8 +535,9 @@ fn jobs() -> Vec<Job> {
 }
 
 /// Compiles and assembles a job. A default policy's register cap is loosened while ptxas spills
-/// or keeps a stack frame under it, as the runtime does (`TuningPolicy::relaxed_register_cap`: a looser cap, or a packed tile widened); the last attempt is
-/// the one checked.
+/// or keeps a stack frame under it, as the runtime does (`TuningPolicy::relaxed_register_cap`:
+/// a deferred prefix's rungs, a looser cap, or a packed tile widened); the last attempt is the one
+/// checked.
 fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
     let first = match job.policy {
         Some(policy) => policy,
