@@ -35,9 +35,8 @@ pub struct TuningPolicy {
     /// tile's transpose buffer (where the load left it) instead of scanning the words it
     /// reduced. ptxas otherwise kept the reduction's unpacked items for the scan, across the
     /// block scan (f16 max, 128 x 128 at 5 blocks per SM: 376 bytes of spill, none with the
-    /// read). The first rung of the register ladder for a deferred tile
-    /// ([`TuningPolicy::relaxed_register_cap`]), not a default: sums fit without it (and had
-    /// spilled with it before the partial tile split its run addresses). Ignored by other tiles.
+    /// read). A rung of the register ladder ([`TuningPolicy::relaxed_register_cap`]), not a
+    /// default: it gave sums a spill they did not have. Ignored by other tiles.
     pub deferred_scan_rereads_run: bool,
     /// Single-pass only: how many tiles ahead of its own a block asks L2 to fetch (0 = off).
     /// The block that claims tile t issues one bulk L2 prefetch (`cp.async.bulk.prefetch`,
@@ -308,8 +307,7 @@ impl TuningPolicy {
         // beside it, bench/results/h100-session32.md: u8 sums 0.939/0.929 -> 0.950/0.937, xor
         // 0.923/0.931 -> 0.949/0.943, i8 sums 0.937/0.934 -> 0.949/0.948, u8 max 0.906/0.916 ->
         // 0.930/0.931, i8 min 0.914/0.913 -> 0.929/0.928; products at 5 blocks, where their
-        // deferred scan fitted then, `relaxed_register_cap`: 0.913/0.918 -> 0.927/0.932; they
-        // now read their run back at 6.) Their
+        // deferred scan fits, `relaxed_register_cap`: 0.913/0.918 -> 0.927/0.932.) Their
         // mid-size shape keeps the old one (`for_mid_input`).
         //
         // Elements of 9 to 32 bytes that have no mid-size shape (over 16 bytes, or of a size that
@@ -953,21 +951,17 @@ impl TuningPolicy {
     /// blocks, 0.932 with 4 at 5).
     ///
     /// A deferred tile prefix ([`TuningPolicy::defer_tile_prefix`]) comes first: byte max/min
-    /// and products, 2-byte products and half max/min spill with it at 6 blocks per SM. First
-    /// the scan reads its run back from shared memory
-    /// ([`TuningPolicy::deferred_scan_rereads_run`]) at the same cap; then it may cost one
-    /// block, once, down to [`TuningPolicy::DEFERRED_MIN_BLOCKS`]; if the kernel still spills,
-    /// the deferral goes and the first policy's cap comes back, and the ladder goes on from
-    /// there as before deferrals. Seeded at 6 blocks -> deferred at 5 (H100, 2^28,
-    /// `scangen tune`, two rounds, bench/results/h100-session32.md): u8 products 0.894/0.894 ->
-    /// 0.927/0.932, i8 0.886/0.887 -> 0.931/0.931, u16 0.945/0.945 -> 0.962/0.958, i16
-    /// 0.939/0.946 -> 0.952/0.958; half max/min, which fit at 5 blocks only reading the run
-    /// back, gained 0.005-0.014 at 2^28 and 0.06-0.11 at 2^24 (reversed: lost 0.004-0.013).
-    /// Since the partial tile splits its run addresses (tile.cu.tera, `SCAN_PARTIAL_RUNS_SPLIT`),
-    /// the read-back fits at 6 blocks for all of them, so it comes before the block: deferred at
-    /// 5 -> deferred at 6 reading back (bench/results/h100-session33.md, call 2): u8 products
-    /// 0.923-0.932 -> 0.938/0.942, u16 0.956-0.965 -> 0.966/0.967, i16 0.956-0.963 ->
-    /// 0.966/0.972; byte max/min and half max/min within noise (0.923-0.946 either way).
+    /// and products, 2-byte products and half max/min spill with it at 6 blocks per SM. It may
+    /// cost one block, once, down to [`TuningPolicy::DEFERRED_MIN_BLOCKS`]; then the scan
+    /// reads its run back from shared memory ([`TuningPolicy::deferred_scan_rereads_run`]);
+    /// if the kernel still spills, the deferral goes and the first policy's cap comes back,
+    /// and the ladder goes on from there as before deferrals. H100, 2^28, `scangen tune`, two
+    /// rounds (bench/results/h100-session32.md), seeded at 6 blocks -> deferred at 5: u8
+    /// products 0.894/0.894 -> 0.927/0.932, i8 products 0.886/0.887 -> 0.931/0.931, u16 products
+    /// 0.945/0.945 -> 0.962/0.958, i16 0.939/0.946 -> 0.952/0.958; byte max and min within noise
+    /// (0.919-0.941 either way). Half max/min still spill deferred at 5 blocks (376 bytes) and
+    /// lost 0.01 there seeded (0.918-0.921 -> 0.907-0.908); reading the run back, they fit, and
+    /// gained 0.005-0.014 at 2^28 and 0.06-0.11 at 2^24 (reversed: lost 0.004-0.013).
     pub fn relaxed_register_cap(
         &self,
         first: &TuningPolicy,
@@ -976,14 +970,14 @@ impl TuningPolicy {
         if self.defer_tile_prefix && crate::layout::packs_items(elem_size, self.items_per_thread) {
             let gives_a_block = self.min_blocks_per_sm == first.min_blocks_per_sm
                 && self.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS;
-            return Some(if !self.deferred_scan_rereads_run {
-                TuningPolicy {
-                    deferred_scan_rereads_run: true,
-                    ..*self
-                }
-            } else if gives_a_block {
+            return Some(if gives_a_block {
                 TuningPolicy {
                     min_blocks_per_sm: self.min_blocks_per_sm - 1,
+                    ..*self
+                }
+            } else if !self.deferred_scan_rereads_run {
+                TuningPolicy {
+                    deferred_scan_rereads_run: true,
                     ..*self
                 }
             } else {
@@ -1212,14 +1206,14 @@ mod tests {
             }
             shapes
         };
-        // The deferred scan reading its run back first, then at one block fewer; then the seeded
+        // The deferred scan at one block fewer first, then reading its run back; then the seeded
         // scan (the prefix no longer deferred) back at the first cap; then word accesses (the
         // shape tuned before 16-byte ones); then fewer runs; then 768 threads per SM at 6, 5 and
         // 3 blocks; the wide tile then widens once more.
         type Shape = (u32, u32, u32, u32, bool, bool);
         let default: &[Shape] = &[
             (128, 6, 4, 16, true, false),
-            (128, 6, 4, 16, true, true),
+            (128, 5, 4, 16, true, false),
             (128, 5, 4, 16, true, true),
             (128, 6, 4, 16, false, false),
             (128, 6, 4, 4, false, false),

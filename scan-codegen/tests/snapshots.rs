@@ -63,15 +63,15 @@ fn packed_builtin_ops() {
 }
 
 /// A deferred packed tile whose scan reads its run back from shared memory (policy
-/// deferred_scan_rereads_run), as the register ladder builds byte and half max/min and products
-/// on sm_90 (the partial tile's runs then split their addresses, SCAN_PARTIAL_RUNS_SPLIT): bf16
-/// max, single-pass, inclusive and exclusive, at the first cap (6 blocks per SM).
+/// deferred_scan_rereads_run), as the register ladder builds half max/min on sm_90: bf16 max,
+/// single-pass, inclusive and exclusive, at 5 blocks per SM.
 #[test]
 fn deferred_scan_rereads_run() {
     let ty = PrimType::BF16;
     let op = BuiltinOp::Max.spec(ty).unwrap();
     for mode in ScanMode::ALL {
         let policy = TuningPolicy {
+            min_blocks_per_sm: 5,
             deferred_scan_rereads_run: true,
             ..TuningPolicy::for_target(90, Algorithm::SinglePass, op.element.size())
         };
@@ -79,9 +79,6 @@ fn deferred_scan_rereads_run() {
         assert!(generated
             .source
             .contains("scan_run_read<SPLITS>(smem, scan_thread_run_part(), items)"));
-        assert!(generated
-            .source
-            .contains("constexpr bool SCAN_PARTIAL_RUNS_SPLIT = true;"));
         let name = snapshot_name(&op.name, ty.name(), Algorithm::SinglePass, mode);
         insta::assert_snapshot!(
             format!("{name}__run-reread"),
