@@ -1,6 +1,7 @@
 //! `scangen tune`: searches launch shapes (threads per block x items per thread x vector bytes
 //! x look-back window) on the present GPU, times each beside a device copy like `scangen bench`, and records the winners per
-//! (algorithm, element size) as JSON: the numbers `TuningPolicy::for_target` is written from.
+//! (algorithm, op, type, mode) as JSON: the numbers `TuningPolicy::for_target` is written from.
+//! `--exclusive` and `--reverse` tune those scans (the register ladder may build them otherwise).
 
 use super::bench::gpu::{sample_buffer, time_case};
 use super::bench::sample::Sample;
@@ -9,7 +10,7 @@ use super::CliResult;
 use clap::Args;
 use scangen::runtime::cudarc::driver::CudaStream;
 use scangen::runtime::{Gpu, ScanOptions};
-use scangen::{Algorithm, ScanOp, TuningPolicy};
+use scangen::{Algorithm, ScanMode, ScanOp, TuningPolicy};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,6 +74,13 @@ pub struct TuneArgs {
     /// where that many blocks fit in an SM's 2048 threads, 1 otherwise.
     #[arg(long = "min-blocks", value_delimiter = ',')]
     pub min_blocks: Vec<u32>,
+    /// Tune exclusive scans (out[i] combines in[0..i]); the default is inclusive
+    #[arg(long)]
+    pub exclusive: bool,
+    /// Tune suffix scans (last element to first): the register ladder and the tile's timeline
+    /// may differ by direction
+    #[arg(long)]
+    pub reverse: bool,
     /// log2 of the number of elements each candidate is timed on.
     #[arg(long, default_value_t = 28)]
     pub log2n: u32,
@@ -91,6 +99,7 @@ struct Trial {
     algorithm: String,
     op: String,
     ty: String,
+    mode: String,
     elem_bytes: usize,
     block_threads: u32,
     items_per_thread: u32,
@@ -134,19 +143,18 @@ pub fn run(args: TuneArgs) -> CliResult {
     // Winners: the fastest shape per (algorithm, op, type).
     let mut winners: Vec<&Trial> = Vec::new();
     for t in &trials {
-        match winners
-            .iter_mut()
-            .find(|w| w.algorithm == t.algorithm && w.op == t.op && w.ty == t.ty)
-        {
+        match winners.iter_mut().find(|w| {
+            w.algorithm == t.algorithm && w.op == t.op && w.ty == t.ty && w.mode == t.mode
+        }) {
             Some(w) if t.scan_ms < w.scan_ms => *w = t,
             Some(_) => {}
             None => winners.push(t),
         }
     }
     println!(
-        "| algorithm | op | type | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
+        "| algorithm | op | type | mode | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
     );
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: |");
+    println!("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: |");
     for t in &trials {
         let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
             " **best**"
@@ -154,10 +162,11 @@ pub fn run(args: TuneArgs) -> CliResult {
             ""
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
             t.algorithm,
             t.op,
             t.ty,
+            t.mode,
             t.elem_bytes,
             t.block_threads,
             t.items_per_thread,
@@ -210,6 +219,16 @@ where
     O::Elem: Sample,
 {
     let elem = std::mem::size_of::<O::Elem>();
+    let mode = if args.exclusive {
+        ScanMode::Exclusive
+    } else {
+        ScanMode::Inclusive
+    };
+    let mode_name = if args.reverse {
+        format!("{} reverse", mode.name())
+    } else {
+        mode.name().to_string()
+    };
     let input = sample_buffer::<O::Elem>(stream, n)?;
     let mut output = sample_buffer::<O::Elem>(stream, n)?;
     // The default's register cap, for every shape whose that many blocks fit in an SM's 2048
@@ -270,14 +289,20 @@ where
                 (true, true) => " deferred re-read",
             }
         );
-        let mut scanner =
-            match gpu.scanner::<O>(ScanOptions::default().algorithm(algorithm).policy(policy)) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("skip {algorithm} {op} {ty} {shape}: {e}");
-                    continue;
-                }
-            };
+        let mut options = ScanOptions::default()
+            .algorithm(algorithm)
+            .mode(mode)
+            .policy(policy);
+        if args.reverse {
+            options = options.reverse();
+        }
+        let mut scanner = match gpu.scanner::<O>(options) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("skip {algorithm} {op} {ty} {mode_name} {shape}: {e}");
+                continue;
+            }
+        };
         let (scan_ms, copy_ms) = time_case(
             stream,
             &mut scanner,
@@ -288,13 +313,14 @@ where
             args.reps,
         )?;
         eprintln!(
-            "{algorithm} {op} {ty} {shape}: {:.3} of copy",
+            "{algorithm} {op} {ty} {mode_name} {shape}: {:.3} of copy",
             copy_ms / scan_ms
         );
         trials.push(Trial {
             algorithm: algorithm.name().into(),
             op: op.into(),
             ty: ty.into(),
+            mode: mode_name.clone(),
             elem_bytes: elem,
             block_threads: policy.block_threads,
             items_per_thread: policy.items_per_thread,
