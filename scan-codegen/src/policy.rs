@@ -961,21 +961,26 @@ impl TuningPolicy {
     /// 0.945/0.945 -> 0.962/0.958, i16 0.939/0.946 -> 0.952/0.958; byte max and min within noise
     /// (0.919-0.941 either way). Half max/min still spill deferred at 5 blocks (376 bytes) and
     /// lost 0.01 there seeded (0.918-0.921 -> 0.907-0.908); reading the run back, they fit, and
-    /// gained 0.005-0.014 at 2^28 and 0.06-0.11 at 2^24 (reversed: lost 0.004-0.013).
+    /// gained 0.005-0.014 at 2^28 and 0.06-0.11 at 2^24. A suffix scan (`direction`) skips the
+    /// read-back: reversed, half max/min lost 0.004-0.013 with it in session 32, and in session
+    /// 33 (`scangen tune --reverse`, two rounds, bench/results/h100-session33.md, call 4) the
+    /// seeded scan at 6 blocks beat it in all eight pairs, 0.913-0.926 -> 0.920-0.933.
     pub fn relaxed_register_cap(
         &self,
         first: &TuningPolicy,
         elem_size: usize,
+        direction: crate::Direction,
     ) -> Option<TuningPolicy> {
         if self.defer_tile_prefix && crate::layout::packs_items(elem_size, self.items_per_thread) {
             let gives_a_block = self.min_blocks_per_sm == first.min_blocks_per_sm
                 && self.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS;
+            let rereads = direction == crate::Direction::Forward;
             return Some(if gives_a_block {
                 TuningPolicy {
                     min_blocks_per_sm: self.min_blocks_per_sm - 1,
                     ..*self
                 }
-            } else if !self.deferred_scan_rereads_run {
+            } else if !self.deferred_scan_rereads_run && rereads {
                 TuningPolicy {
                     deferred_scan_rereads_run: true,
                     ..*self
@@ -1147,6 +1152,7 @@ fn prev_power_of_two(x: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Direction;
 
     #[test]
     fn wide_elements_fold_a_narrower_look_back_window_on_sm_90() {
@@ -1170,7 +1176,7 @@ mod tests {
         let mut policy = first;
         assert_eq!(policy.min_blocks_per_sm, 6);
         let mut caps = vec![policy.min_blocks_per_sm];
-        while let Some(relaxed) = policy.relaxed_register_cap(&first, 4) {
+        while let Some(relaxed) = policy.relaxed_register_cap(&first, 4, Direction::Forward) {
             assert_eq!(
                 (relaxed.block_threads, relaxed.items_per_thread),
                 (policy.block_threads, policy.items_per_thread)
@@ -1180,12 +1186,15 @@ mod tests {
         }
         assert_eq!(caps, [6, 5, 4, 3, 2, 1]);
         let uncapped = TuningPolicy::for_target(90, Algorithm::KoggeStone, 4);
-        assert_eq!(uncapped.relaxed_register_cap(&uncapped, 4), None);
+        assert_eq!(
+            uncapped.relaxed_register_cap(&uncapped, 4, Direction::Forward),
+            None
+        );
     }
 
     #[test]
     fn packed_tiles_trade_items_for_threads_one_block_below_the_cap() {
-        let ladder = |first: TuningPolicy, size: usize| {
+        let ladder = |first: TuningPolicy, size: usize, direction: Direction| {
             let shape = |p: &TuningPolicy| {
                 (
                     p.block_threads,
@@ -1198,7 +1207,7 @@ mod tests {
             };
             let mut policy = first;
             let mut shapes = vec![shape(&policy)];
-            while let Some(relaxed) = policy.relaxed_register_cap(&first, size) {
+            while let Some(relaxed) = policy.relaxed_register_cap(&first, size, direction) {
                 assert_eq!(relaxed.tile_items(), first.tile_items(), "the tile stays");
                 relaxed.validate(Algorithm::SinglePass, size, size).unwrap();
                 policy = relaxed;
@@ -1226,7 +1235,22 @@ mod tests {
         ];
         for size in [1, 2] {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
-            assert_eq!(ladder(first, size), default, "{size}-byte elements");
+            assert_eq!(
+                ladder(first, size, Direction::Forward),
+                default,
+                "{size}-byte elements"
+            );
+            // A suffix scan skips the read-back: one block fewer, then seeded at the first cap.
+            let reversed: Vec<Shape> = default
+                .iter()
+                .copied()
+                .filter(|&(_, _, _, _, _, rereads)| !rereads)
+                .collect();
+            assert_eq!(
+                ladder(first, size, Direction::Reverse),
+                reversed,
+                "{size}-byte elements, reversed"
+            );
         }
         // 1-byte elements' mid-size shape starts at 5 blocks, the deferral's floor: it reads its
         // run back next, then seeds its scan.
@@ -1242,7 +1266,11 @@ mod tests {
             (1024, 2, 1, 4, false, false),
             (1024, 1, 1, 4, false, false),
         ];
-        assert_eq!(ladder(mid, 1), expected, "1-byte mid-size shape");
+        assert_eq!(
+            ladder(mid, 1, Direction::Forward),
+            expected,
+            "1-byte mid-size shape"
+        );
     }
 
     #[test]

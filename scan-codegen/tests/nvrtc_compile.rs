@@ -553,7 +553,7 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
             .map(|f| f.spill_stores.max(f.stack_frame))
             .max()
             .unwrap_or(0);
-        match policy.relaxed_register_cap(&first, job.op.element.size()) {
+        match policy.relaxed_register_cap(&first, job.op.element.size(), job.variant.direction) {
             Some(relaxed) if local_bytes > 0 && job.policy.is_none() => policy = relaxed,
             _ => return Ok((fns, log, policy)),
         }

@@ -399,7 +399,11 @@ impl Gpu {
                 );
                 functions[kernel as usize] = Some(function);
             }
-            match policy.relaxed_register_cap(&key.policy, key.op.element.size()) {
+            match policy.relaxed_register_cap(
+                &key.policy,
+                key.op.element.size(),
+                key.variant.direction,
+            ) {
                 Some(relaxed) if local_bytes > 0 => {
                     tracing::debug!(
                         local_bytes,
