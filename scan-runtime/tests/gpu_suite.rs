@@ -297,8 +297,10 @@ fn builtin_ops_every_type_algorithm_mode() {
 // ---------------------------------------------------------------------------------------------
 // f16 and bf16 (2-byte elements: vectors of 4, unaligned buffers one element off).
 
-/// Every algorithm and mode of `Op` at `sizes(tile)`, out of place, in place and from and into
-/// buffers one element (2 bytes) past a vector boundary, on inputs from `input`.
+/// Every algorithm, mode and direction of `Op` at `sizes(tile)`, out of place, in place and from
+/// and into buffers one element (2 bytes) past a vector boundary, on inputs from `input`. (The
+/// register ladder builds suffix scans of half max/min otherwise: seeded where prefix scans read
+/// their run back.)
 fn run_half_op<Op: ScanOp>(
     gpu: &Gpu,
     report: &mut Report,
@@ -310,19 +312,43 @@ fn run_half_op<Op: ScanOp>(
     let stream = gpu.new_stream().expect("stream");
     for algorithm in Algorithm::ALL {
         for mode in ScanMode::ALL {
-            let case = format!("{label} {algorithm} {mode}");
-            let mut scanner = match gpu.scanner::<Op>(opts(algorithm, mode)) {
-                Ok(s) => s,
-                Err(e) => {
-                    report.fail(format!("{case}: building the scanner failed: {e}"));
-                    continue;
+            for reverse in [false, true] {
+                let direction = if reverse { "reverse" } else { "forward" };
+                let case = format!("{label} {algorithm} {mode} {direction}");
+                let options = opts(algorithm, mode);
+                let options = if reverse { options.reverse() } else { options };
+                let mut scanner = match gpu.scanner::<Op>(options) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        report.fail(format!("{case}: building the scanner failed: {e}"));
+                        continue;
+                    }
+                };
+                let mut rng = Rng::new(&case);
+                for n in sizes(scanner.tile_items()) {
+                    // `input` is in scan order (its rules keep NaNs off the first element
+                    // scanned): a suffix scan reads it back to front, and its results are the
+                    // prefix scan's of that order, back to front.
+                    let data = input(&mut rng, n as usize);
+                    let case = format!("{case} n={n}");
+                    if reverse {
+                        let mut expected = data.clone();
+                        cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+                        expected.reverse();
+                        let reversed: Vec<Op::Elem> = data.into_iter().rev().collect();
+                        check_scans_against(
+                            &mut scanner,
+                            &stream,
+                            report,
+                            &case,
+                            &reversed,
+                            &expected,
+                            n > 0,
+                        );
+                    } else {
+                        check_scans(&mut scanner, &stream, report, &case, &data, mode, n > 0);
+                    }
                 }
-            };
-            let mut rng = Rng::new(&case);
-            for n in sizes(scanner.tile_items()) {
-                let data = input(&mut rng, n as usize);
-                let case = format!("{case} n={n}");
-                check_scans(&mut scanner, &stream, report, &case, &data, mode, n > 0);
             }
         }
     }
@@ -370,11 +396,11 @@ fn bf16_ties(rng: &mut Rng, n: usize) -> Vec<bf16> {
     half_ties(rng, n, [bf16::NEG_ZERO, bf16::ZERO], bf16::ONE, bf16::NAN)
 }
 
-/// `add`, `min` and `max` of `f16` and `bf16` against the CPU reference, bit for bit. The add
-/// inputs are `walk_steps` (every contiguous run sums to a small integer), so no order of
-/// combines rounds and the GPU's tree order must give the sequential result exactly: a
-/// tolerance is not needed, and would hide the bugs this looks for (lost or doubled tile
-/// prefixes, misplaced 2-byte lanes).
+/// `add`, `min` and `max` of `f16` and `bf16`, prefix and suffix scans, against the CPU
+/// reference, bit for bit. The add inputs are `walk_steps` (every contiguous run sums to a small
+/// integer), so no order of combines rounds and the GPU's tree order must give the sequential
+/// result exactly: a tolerance is not needed, and would hide the bugs this looks for (lost or
+/// doubled tile prefixes, misplaced 2-byte lanes).
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn half_floats_every_algorithm_mode() {
