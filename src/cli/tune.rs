@@ -4,6 +4,7 @@
 //! `--exclusive` and `--reverse` tune those scans (the register ladder may build them otherwise).
 
 use super::bench::gpu::{sample_buffer, time_case};
+use super::bench::report::mode_label;
 use super::bench::sample::Sample;
 use super::typed_ops::with_op;
 use super::CliResult;
@@ -224,11 +225,7 @@ where
     } else {
         ScanMode::Inclusive
     };
-    let mode_name = if args.reverse {
-        format!("{} reverse", mode.name())
-    } else {
-        mode.name().to_string()
-    };
+    let mode_name = mode_label(mode, args.reverse);
     let input = sample_buffer::<O::Elem>(stream, n)?;
     let mut output = sample_buffer::<O::Elem>(stream, n)?;
     // The default's register cap, for every shape whose that many blocks fit in an SM's 2048

@@ -1,7 +1,7 @@
 //! GPU timing: each case is timed with CUDA events around one scan, beside a
 //! device-to-device copy of the same bytes, alternating so both see the same clocks.
 
-use super::report::{median, BenchRow};
+use super::report::{median, mode_label, BenchRow};
 use super::sample::Sample;
 use super::{BenchArgs, Progress};
 use crate::cli::struct_ops::op_type_pairs;
@@ -119,11 +119,7 @@ where
                 algorithm: algorithm.name().into(),
                 op: op.into(),
                 ty: ty.into(),
-                mode: if ctx.args.reverse {
-                    format!("{} reverse", ctx.mode.name())
-                } else {
-                    ctx.mode.name().into()
-                },
+                mode: mode_label(ctx.mode, ctx.args.reverse),
                 n,
                 elem_bytes: elem,
                 scan_ms,

@@ -82,6 +82,15 @@ pub fn to_table(rows: &[BenchRow]) -> String {
     out
 }
 
+/// How a row names its scan: the mode, then "reverse" for a suffix scan ("exclusive reverse").
+pub fn mode_label(mode: scangen::ScanMode, reverse: bool) -> String {
+    if reverse {
+        format!("{} reverse", mode.name())
+    } else {
+        mode.name().to_string()
+    }
+}
+
 /// Median of a non-empty sample.
 pub fn median(samples: &mut [f64]) -> f64 {
     assert!(!samples.is_empty(), "median of no samples");
