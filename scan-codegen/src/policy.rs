@@ -962,9 +962,13 @@ impl TuningPolicy {
     /// (0.919-0.941 either way). Half max/min still spill deferred at 5 blocks (376 bytes) and
     /// lost 0.01 there seeded (0.918-0.921 -> 0.907-0.908); reading the run back, they fit, and
     /// gained 0.005-0.014 at 2^28 and 0.06-0.11 at 2^24. A suffix scan (`direction`) skips the
-    /// read-back: reversed, half max/min lost 0.004-0.013 with it in session 32, and in session
-    /// 33 (`scangen tune --reverse`, two rounds, bench/results/h100-session33.md, call 4) the
-    /// seeded scan at 6 blocks beat it in all eight pairs, 0.913-0.926 -> 0.920-0.933.
+    /// read-back when it has given up a block for the deferral: reversed, half max/min lost
+    /// 0.004-0.013 with it in session 32, and in session 33 (`scangen tune --reverse`, two
+    /// rounds, bench/results/h100-session33.md, call 4) the seeded scan at 6 blocks beat it in
+    /// all eight pairs, 0.913-0.926 -> 0.920-0.933. Where the first cap is already the floor
+    /// (the mid-size shapes) seeding wins no block back, and a reversed scan reads back as a
+    /// forward one does: u8/i8 products at 2^22 took 0.0076-0.0077 ms reading back against
+    /// 0.0083-0.0085 seeded (session 34, bench/results/h100-session34.md, call 1).
     pub fn relaxed_register_cap(
         &self,
         first: &TuningPolicy,
@@ -974,7 +978,11 @@ impl TuningPolicy {
         if self.defer_tile_prefix && crate::layout::packs_items(elem_size, self.items_per_thread) {
             let gives_a_block = self.min_blocks_per_sm == first.min_blocks_per_sm
                 && self.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS;
-            let rereads = direction == crate::Direction::Forward;
+            // A suffix scan reads back only where seeding would not win a block back: at the
+            // 2^28 shape the seeded scan at 6 blocks beat reading back at 5 (half max/min), at
+            // the mid-size shape (first cap 5) reading back beat seeding at 5 (byte products).
+            let rereads = direction == crate::Direction::Forward
+                || self.min_blocks_per_sm == first.min_blocks_per_sm;
             return Some(if gives_a_block {
                 TuningPolicy {
                     min_blocks_per_sm: self.min_blocks_per_sm - 1,
@@ -1266,11 +1274,14 @@ mod tests {
             (1024, 2, 1, 4, false, false),
             (1024, 1, 1, 4, false, false),
         ];
-        assert_eq!(
-            ladder(mid, 1, Direction::Forward),
-            expected,
-            "1-byte mid-size shape"
-        );
+        // Reversed too: seeding there wins no block back.
+        for direction in [Direction::Forward, Direction::Reverse] {
+            assert_eq!(
+                ladder(mid, 1, direction),
+                expected,
+                "1-byte mid-size shape, {direction:?}"
+            );
+        }
     }
 
     #[test]
