@@ -47,6 +47,11 @@ pub struct TuneArgs {
     /// registers (`false`), to try.
     #[arg(long = "staged", value_delimiter = ',', default_value = "false")]
     pub staged: Vec<bool>,
+    /// Single-pass: whether every tile is a resident block of one cooperative launch (tile t is
+    /// block t, no claim; the small and mid-size shapes of unpacked elements) or claims its
+    /// tile, to try. Resident shapes need the whole grid to fit on the GPU at once.
+    #[arg(long = "resident", value_delimiter = ',', default_value = "false")]
+    pub resident: Vec<bool>,
     /// Single-pass, packed items: whether tiles scan before the look-back and join the prefix at
     /// the store (`true`) or seed their scans with it (`false`), to try.
     #[arg(long = "defer-prefix", value_delimiter = ',', default_value = "false")]
@@ -109,6 +114,7 @@ struct Trial {
     l2_prefetch_tiles: u32,
     min_blocks_per_sm: u32,
     staged: bool,
+    resident: bool,
     thread_runs: u32,
     packed_access_bytes: u32,
     defer_tile_prefix: bool,
@@ -153,9 +159,9 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
     }
     println!(
-        "| algorithm | op | type | mode | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
+        "| algorithm | op | type | mode | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | resident | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
     );
-    println!("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: |");
+    println!("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: |");
     for t in &trials {
         let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
             " **best**"
@@ -163,7 +169,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             ""
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
             t.algorithm,
             t.op,
             t.ty,
@@ -177,6 +183,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             t.l2_prefetch_tiles,
             t.min_blocks_per_sm,
             if t.staged { "yes" } else { "no" },
+            if t.resident { "yes" } else { "no" },
             t.thread_runs,
             t.packed_access_bytes,
             match (t.defer_tile_prefix, t.deferred_scan_rereads_run) {
@@ -245,6 +252,7 @@ where
         p.l2_prefetch_tiles = d
     });
     shapes = vary(shapes, &args.staged, |p, s| p.stage_items = s);
+    shapes = vary(shapes, &args.resident, |p, r| p.resident_tiles = r);
     shapes = vary(shapes, &args.defer_prefix, |p, d| p.defer_tile_prefix = d);
     shapes = vary(shapes, &args.deferred_reread, |p, r| {
         p.deferred_scan_rereads_run = r
@@ -270,7 +278,7 @@ where
     };
     for policy in shapes {
         let shape = format!(
-            "{}x{} vec{} window{} prefetch{} cap{} runs{} smem{}{}{}",
+            "{}x{} vec{} window{} prefetch{} cap{} runs{} smem{}{}{}{}",
             policy.block_threads,
             policy.items_per_thread,
             policy.vector_bytes,
@@ -280,6 +288,11 @@ where
             policy.thread_runs,
             policy.packed_access_bytes,
             if policy.stage_items { " staged" } else { "" },
+            if policy.resident_tiles {
+                " resident"
+            } else {
+                ""
+            },
             match (policy.defer_tile_prefix, policy.deferred_scan_rereads_run) {
                 (false, _) => "",
                 (true, false) => " deferred",
@@ -326,6 +339,7 @@ where
             l2_prefetch_tiles: policy.l2_prefetch_tiles,
             min_blocks_per_sm: scanner.policy().min_blocks_per_sm,
             staged: policy.stage_items,
+            resident: policy.resident_tiles,
             thread_runs: scanner.policy().thread_runs,
             packed_access_bytes: scanner.policy().packed_access_bytes,
             defer_tile_prefix: scanner.policy().defer_tile_prefix,
