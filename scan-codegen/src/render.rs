@@ -682,6 +682,13 @@ fn render_scan(
         && word_combine
             .as_ref()
             .is_none_or(|w| w.form != WordForm::HalfAdd.name());
+    // A guarded word form (half max/min) keeps the item-by-item thread functions too, under
+    // other names, for the warps whose values its guard turns away.
+    let item_path_suffix = match &word_combine {
+        Some(w) if w.guarded => "_by_item",
+        _ => "",
+    };
+    ctx.insert("item_path_suffix", item_path_suffix);
     ctx.insert("word_combine", &word_combine);
     ctx.insert("deferred_prefix", &deferred_prefix);
     ctx.insert(

@@ -29,8 +29,14 @@ pub(crate) struct WordCombine {
     pub lanes_instruction: String,
     /// See `lanes_instruction`.
     pub lanes_intrinsic: String,
-    /// Half-float sums: the lanes' type in PTX (`f16` or `bf16`); empty for integer forms.
+    /// Half-float forms: the lanes' type in PTX (`f16` or `bf16`); empty for integer forms.
     pub float_type: &'static str,
+    /// Half max and min ([`WordForm::HalfMax`]): the word instruction agrees with the operator
+    /// except where two zeros or two NaNs meet, so the tile takes the word path only where the
+    /// values say that cannot happen, and its item-by-item functions otherwise.
+    pub guarded: bool,
+    /// Guarded forms: the bits of +infinity, the largest magnitude that is not a NaN.
+    pub infinity_bits: String,
 }
 
 /// The word combine of `op` over packed items of `policy`'s tile, if the tile takes one: an
@@ -53,9 +59,9 @@ pub(crate) fn word_combine(
     };
     let size = ty.size();
     let float_type = match (form, ty) {
-        (WordForm::HalfAdd, PrimType::F16) => "f16",
-        (WordForm::HalfAdd, PrimType::BF16) => "bf16",
-        (WordForm::HalfAdd, _) => return None,
+        (WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin, PrimType::F16) => "f16",
+        (WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin, PrimType::BF16) => "bf16",
+        (WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin, _) => return None,
         (_, t) if t.is_float() => return None,
         _ => "",
     };
@@ -80,8 +86,21 @@ pub(crate) fn word_combine(
             format!("{}.{}16x2", form.name(), if signed { 's' } else { 'u' }),
             format!("__v{}{}2", form.name(), if signed { 's' } else { 'u' }),
         ),
+        // sm_80 has both (bf16 included); older archs combine lane by lane.
+        WordForm::HalfMax | WordForm::HalfMin => (
+            format!(
+                "{}.{float_type}x2",
+                if form == WordForm::HalfMax {
+                    "max"
+                } else {
+                    "min"
+                }
+            ),
+            String::new(),
+        ),
         _ => (String::new(), String::new()),
     };
+    let guarded = matches!(form, WordForm::HalfMax | WordForm::HalfMin);
     Some(WordCombine {
         form: form.name(),
         lane_bits,
@@ -91,6 +110,12 @@ pub(crate) fn word_combine(
         lanes_instruction,
         lanes_intrinsic,
         float_type,
+        guarded,
+        infinity_bits: if guarded {
+            format!("0x{:04x}u", half_infinity(*ty))
+        } else {
+            String::new()
+        },
     })
 }
 
@@ -108,6 +133,18 @@ fn lane_identity(form: WordForm, ty: PrimType, lane_bits: u32) -> u32 {
         WordForm::Max => 0,
         WordForm::Min if ty.is_signed_int() => sign - 1,
         WordForm::Min => ones,
+        WordForm::HalfMax => sign | half_infinity(ty),
+        WordForm::HalfMin => half_infinity(ty),
+    }
+}
+
+/// The bits of +infinity of a 16-bit float.
+fn half_infinity(ty: PrimType) -> u32 {
+    // (exponent all ones, mantissa zero: 5 + 10 bits in f16, 8 + 7 in bf16)
+    if ty == PrimType::BF16 {
+        0x7f80
+    } else {
+        0x7c00
     }
 }
 
@@ -167,8 +204,9 @@ mod tests {
                 .unwrap()
                 .split_bytes
         );
-        // Half-float sums fold and scan 16-bit float lanes; their min and max do not.
+        // Half-float sums fold and scan 16-bit float lanes; their max and min too, guarded.
         let half = combine(BuiltinOp::Add, PrimType::F16, 128, 4).unwrap();
+        assert!(!half.guarded);
         assert_eq!((half.form, half.float_type), ("half_add", "f16"));
         assert_eq!(half.identity_word, "0x80008000u");
         assert_eq!(
@@ -177,7 +215,21 @@ mod tests {
                 .float_type,
             "bf16"
         );
-        assert!(combine(BuiltinOp::Max, PrimType::F16, 128, 4).is_none());
+        let max = combine(BuiltinOp::Max, PrimType::F16, 128, 4).unwrap();
+        assert_eq!(
+            (max.form, max.guarded, max.lanes_instruction.as_str()),
+            ("half_max", true, "max.f16x2")
+        );
+        assert_eq!(
+            (max.identity_word.as_str(), max.infinity_bits.as_str()),
+            ("0xfc00fc00u", "0x7c00u")
+        );
+        let min = combine(BuiltinOp::Min, PrimType::BF16, 128, 4).unwrap();
+        assert_eq!(
+            (min.identity_word.as_str(), min.infinity_bits.as_str()),
+            ("0x7f807f80u", "0x7f80u")
+        );
+        assert_eq!(min.lanes_instruction, "min.bf16x2");
         assert!(combine(BuiltinOp::Add, PrimType::F32, 64, 1).is_none());
         assert!(combine(BuiltinOp::Add, PrimType::I32, 64, 1).is_none());
         // One item per thread: not packed.

@@ -136,17 +136,24 @@ impl BuiltinOp {
     }
 }
 
-/// The monoid each built-in is on integers, and sums on the 16-bit floats.
+/// The monoid each built-in is on integers, and sums, max and min on the 16-bit floats.
 ///
-/// Half min and max have none: a word's lanes fold its even and its odd items apart, and
-/// `half`'s max keeps the first of equal operands (-0.0 and +0.0, or two NaNs), so the
-/// interleaved fold gives a different zero than the sequential one (the GPU tie tests of
-/// session 29 caught it). Their item-by-item tiles run at 0.92-0.93 of a copy, and the word
-/// form measured only 0.005-0.01 more before the fold was found wrong.
+/// Half max and min are guarded forms ([`WordForm::HalfMax`]): `half`'s max keeps the first of
+/// equal operands (-0.0 and +0.0, or two NaNs), so a word's lanes, folding its even and its odd
+/// items apart, may give a different zero than the sequential fold (the GPU tie tests of
+/// session 29 caught an unguarded word form). The tiles check for that and combine item by item
+/// where it could happen.
 fn word_form(op: BuiltinOp, ty: PrimType) -> Option<WordForm> {
     if ty.is_float() {
-        let half = matches!(ty, PrimType::F16 | PrimType::BF16);
-        return (half && op == BuiltinOp::Add).then_some(WordForm::HalfAdd);
+        if !matches!(ty, PrimType::F16 | PrimType::BF16) {
+            return None;
+        }
+        return match op {
+            BuiltinOp::Add => Some(WordForm::HalfAdd),
+            BuiltinOp::Max => Some(WordForm::HalfMax),
+            BuiltinOp::Min => Some(WordForm::HalfMin),
+            _ => None,
+        };
     }
     match op {
         BuiltinOp::Add => Some(WordForm::WrappingAdd),

@@ -30,6 +30,15 @@ pub enum WordForm {
     Max,
     /// The smaller, identity the type's largest value.
     Min,
+    /// `half`'s `max` of `f16` or `bf16` (`if a.is_nan() || b > a { b } else { a }`), identity
+    /// -infinity. A word instruction (`max.f16x2`) agrees with it wherever the two operands are
+    /// not two zeros (`half` keeps the first, the instruction +0.0) or two NaNs (`half` keeps
+    /// the second's bits, the instruction a canonical NaN). The tiles take the word path only
+    /// where the values around say that no such pair can meet, and combine item by item
+    /// otherwise (scan-codegen's tile_words.cu.tera, "guarded").
+    HalfMax,
+    /// `half`'s `min`, identity +infinity; as [`WordForm::HalfMax`].
+    HalfMin,
 }
 
 impl WordForm {
@@ -55,6 +64,8 @@ impl WordForm {
             WordForm::Xor => "xor",
             WordForm::Max => "max",
             WordForm::Min => "min",
+            WordForm::HalfMax => "half_max",
+            WordForm::HalfMin => "half_min",
         }
     }
 
@@ -146,7 +157,9 @@ where
         })
     }
     match form {
-        WordForm::HalfAdd => unreachable!("bytes are integers: only WordForm::INTEGER is tried"),
+        WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin => {
+            unreachable!("bytes are integers: only WordForm::INTEGER is tried")
+        }
         WordForm::WrappingAdd => bits::<Add<T>>(),
         WordForm::WrappingMul => bits::<Mul<T>>(),
         WordForm::And => bits::<And<T>>(),

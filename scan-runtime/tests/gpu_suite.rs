@@ -388,6 +388,41 @@ fn half_ties<T: TestValue + Copy>(
         .collect()
 }
 
+/// Numbers on the side of zero the op moves toward (`side`: min of non-negative ones, max of
+/// non-positive ones), a zero of either sign at about one position in 300, and NaNs as in
+/// `half_values`: the running min (max) reaches a zero early and stays there, so most tiles join
+/// a zero prefix, most runs and vectors hold no zero and some hold the other one. The packed
+/// tiles' word path must turn to item-by-item combines exactly where +0.0 could meet -0.0.
+fn half_one_sided<T: TestValue + Copy>(
+    rng: &mut Rng,
+    n: usize,
+    side: fn(T) -> T,
+    zeros: [T; 2],
+    nan: T,
+) -> Vec<T> {
+    (0..n)
+        .map(|i| {
+            let x = side(T::random(rng, BuiltinOp::Max));
+            match rng.below(300) {
+                _ if i > 0 && i % 97 == 1 => nan,
+                0 => zeros[0],
+                1 => zeros[1],
+                _ => x,
+            }
+        })
+        .collect()
+}
+
+fn f16_nonnegative(rng: &mut Rng, n: usize) -> Vec<f16> {
+    let abs = |x: f16| f16::from_bits(x.to_bits() & 0x7fff);
+    half_one_sided(rng, n, abs, [f16::ZERO, f16::NEG_ZERO], f16::NAN)
+}
+
+fn bf16_nonpositive(rng: &mut Rng, n: usize) -> Vec<bf16> {
+    let neg = |x: bf16| bf16::from_bits(x.to_bits() | 0x8000);
+    half_one_sided(rng, n, neg, [bf16::NEG_ZERO, bf16::ZERO], bf16::NAN)
+}
+
 fn f16_ties(rng: &mut Rng, n: usize) -> Vec<f16> {
     half_ties(rng, n, [f16::NEG_ZERO, f16::ZERO], f16::NEG_ONE, f16::NAN)
 }
@@ -426,6 +461,8 @@ fn half_floats_every_algorithm_mode() {
     });
     run_half_op::<Max<f16>>(&gpu, &mut report, "max f16 ties", f16_ties);
     run_half_op::<Min<bf16>>(&gpu, &mut report, "min bf16 ties", bf16_ties);
+    run_half_op::<Min<f16>>(&gpu, &mut report, "min f16 one-sided", f16_nonnegative);
+    run_half_op::<Max<bf16>>(&gpu, &mut report, "max bf16 one-sided", bf16_nonpositive);
     report.finish("half_floats_every_algorithm_mode");
 }
 
