@@ -25,7 +25,8 @@ pub(crate) struct WordCombine {
     /// and its odd bytes, widened), there being no instruction on 8-bit lanes.
     pub split_bytes: bool,
     /// Max and min: sm_90's PTX instruction on two words of 16-bit lanes (`max.s16x2`), and
-    /// the CUDA intrinsic older archs emulate it with (`__vmaxs2`). Empty for other forms.
+    /// the CUDA intrinsic older archs emulate it with (`__vmaxs2`); half max and min: sm_80's
+    /// (`max.f16x2`, `min.bf16x2`), no intrinsic. Empty for other forms.
     pub lanes_instruction: String,
     /// See `lanes_instruction`.
     pub lanes_intrinsic: String,
