@@ -147,6 +147,21 @@ struct Case {
     run: Run,
 }
 
+/// `gpu`'s scanner of `Op` under `options`, or `None` with the failure recorded against `case`.
+fn scanner_or_fail<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    case: &str,
+    options: ScanOptions,
+) -> Option<Scanner<Op>>
+where
+    Op::Elem: DeviceRepr,
+{
+    gpu.scanner::<Op>(options)
+        .map_err(|e| report.fail(format!("{case}: building the scanner failed: {e}")))
+        .ok()
+}
+
 fn build<Op: ScanOp>(gpu: &Gpu, opts: ScanOptions) -> Result<(), ScanError>
 where
     Op::Elem: DeviceRepr,
@@ -179,12 +194,10 @@ fn run_sizes<Op: ScanOp>(
     for algorithm in Algorithm::ALL {
         for mode in ScanMode::ALL {
             let case = format!("{label} {algorithm} {mode}");
-            let mut scanner = match gpu.scanner::<Op>(opts(algorithm, mode)) {
-                Ok(s) => s,
-                Err(e) => {
-                    report.fail(format!("{case}: building the scanner failed: {e}"));
-                    continue;
-                }
+            let Some(mut scanner) =
+                scanner_or_fail::<Op>(gpu, report, &case, opts(algorithm, mode))
+            else {
+                continue;
             };
             let mut rng = Rng::new(&case);
             for n in sizes(scanner.tile_items()) {
@@ -317,12 +330,8 @@ fn run_half_op<Op: ScanOp>(
                 let case = format!("{label} {algorithm} {mode} {direction}");
                 let options = opts(algorithm, mode);
                 let options = if reverse { options.reverse() } else { options };
-                let mut scanner = match gpu.scanner::<Op>(options) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        report.fail(format!("{case}: building the scanner failed: {e}"));
-                        continue;
-                    }
+                let Some(mut scanner) = scanner_or_fail::<Op>(gpu, report, &case, options) else {
+                    continue;
                 };
                 let mut rng = Rng::new(&case);
                 for n in sizes(scanner.tile_items()) {
@@ -520,12 +529,10 @@ fn float_add_tolerance<T>(
     for algorithm in Algorithm::ALL {
         for mode in ScanMode::ALL {
             let case = format!("{label} (values in [-1, 1], tolerance) {algorithm} {mode}");
-            let mut scanner = match gpu.scanner::<Add<T>>(opts(algorithm, mode)) {
-                Ok(s) => s,
-                Err(e) => {
-                    report.fail(format!("{case}: building the scanner failed: {e}"));
-                    continue;
-                }
+            let Some(mut scanner) =
+                scanner_or_fail::<Add<T>>(gpu, report, &case, opts(algorithm, mode))
+            else {
+                continue;
             };
             let policy = scanner.policy();
             let tile = scanner.tile_items();
@@ -1225,13 +1232,13 @@ fn policy_variations_on_aligned_and_unaligned_buffers() {
                     let case = format!(
                         "{label} {algorithm} {mode} {threads}x{items} vec{vector_bytes} window{look_back_window} prefetch{l2_prefetch_tiles}"
                     );
-                    let mut scanner = match gpu.scanner::<Op>(opts(algorithm, mode).policy(policy))
-                    {
-                        Ok(s) => s,
-                        Err(e) => {
-                            report.fail(format!("{case}: building the scanner failed: {e}"));
-                            continue;
-                        }
+                    let Some(mut scanner) = scanner_or_fail::<Op>(
+                        gpu,
+                        report,
+                        &case,
+                        opts(algorithm, mode).policy(policy),
+                    ) else {
+                        continue;
                     };
                     let tile = scanner.tile_items();
                     let mut rng = Rng::new(&case);
