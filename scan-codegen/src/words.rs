@@ -89,14 +89,7 @@ pub(crate) fn word_combine(
         ),
         // sm_80 has both (bf16 included); older archs combine lane by lane.
         WordForm::HalfMax | WordForm::HalfMin => (
-            format!(
-                "{}.{float_type}x2",
-                if form == WordForm::HalfMax {
-                    "max"
-                } else {
-                    "min"
-                }
-            ),
+            format!("{}.{float_type}x2", form.name().trim_start_matches("half_")),
             String::new(),
         ),
         _ => (String::new(), String::new()),
