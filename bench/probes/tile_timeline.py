@@ -15,8 +15,11 @@ ops are timed and traced but not checked. A `+spec`
 suffix runs the kernel changed to load tile blockIdx.x while its tile claim is in flight (kept
 when the claim returns that tile, reloaded otherwise): an experiment on hiding the claim.
 Kernels with resident tiles (`scangen emit --resident true`) launch cooperatively.
-`+sleepN` sets the look-back's pause between polls to N ns.
+`+sleepN` sets the look-back's pause between polls to N ns; `+staggerN` makes the first wave's
+tile t wait t * N ns before loading; `+ownpf` has the first wave's tiles ask L2 for their own
+tile in one bulk request.
 """
+import os
 import re
 import sys
 
@@ -184,6 +187,25 @@ def run(path, log2n, spin):
     # Resident tiles (tile t in block t) must launch cooperatively: every block resident at once.
     coop = "    const u32 tile = blockIdx.x;\n" in src
     for change in changes:
+        if change.startswith("stagger"):
+            # The first wave's tiles start their loads in tile order, N ns apart, so that the
+            # first tiles store while later ones load (an experiment on the launch's ramp).
+            marker = "    const u32 epoch = storage.epoch;\n"
+            src = src.replace(marker, marker + (
+                "    if ((u64)tile < SCAN_FIRST_WAVE_BLOCKS_PER_SM * scan_sm_count()) {\n"
+                f"        __nanosleep(tile * {int(change[7:])}u);\n"
+                "    }\n"), 1)
+        if change == "ownpf":
+            # The first wave's tiles ask L2 for their own tile in one bulk request before loading
+            # it (later tiles' were asked for by the tile SCAN_L2_PREFETCH_TILES before them).
+            fn = re.search(r"template <class U>\n__device__ __forceinline__ void scan_prefetch_tile_l2\(.*?\n}\n", src, re.S).group(0)
+            own = fn.replace("scan_prefetch_tile_l2", "scan_prefetch_own_l2").replace(
+                "if (first >= n || tile < SCAN_FIRST_WAVE_BLOCKS_PER_SM * scan_sm_count()) {", "if (first >= n) {")
+            src = src.replace(fn, fn + own, 1)
+            call = "        scan_prefetch_tile_l2(in, n, (u64)tile + SCAN_L2_PREFETCH_TILES);\n"
+            assert call in src
+            src = src.replace(call, call + "        if ((u64)tile < SCAN_FIRST_WAVE_BLOCKS_PER_SM * scan_sm_count()) {\n"
+                              "            scan_prefetch_own_l2(in, n, (u64)tile);\n        }\n", 1)
         if change.startswith("sleep"):
             # The look-back's pause between polls of a window that is not ready.
             src = re.sub(r"__nanosleep\(\d+\)", f"__nanosleep({int(change[5:])})", src)
@@ -232,11 +254,21 @@ def run(path, log2n, spin):
     scan(probed)
     cp.cuda.Device().synchronize()
     probe = probed_mod.get_global("scan_probe")
+    after_copy = int(cp.asnumpy(cp.ndarray((8 * 65536,), dtype=cp.uint64, memptr=probe))[: tiles * 8].reshape(tiles, 8)[:, 0].min())
+    after_copy -= int(cp.asnumpy(SPIN_END)[0])
+    # The same launch right after a scan (a copy ran before the first): the SMs' shared-memory
+    # carve-out is already the scan's.
+    scan(probed)
+    spin_then(spin)
+    scan(probed)
+    cp.cuda.Device().synchronize()
+    print(f"first tile starts after the launch's wait: {after_copy / 1e3:.2f} us after a copy, ", end="")
     p = cp.asnumpy(cp.ndarray((8 * 65536,), dtype=cp.uint64, memptr=probe))[: tiles * 8].reshape(tiles, 8)
     t = p[:, :6].astype(np.int64)
     t0 = t[:, 0].min()
     spin_end = int(cp.asnumpy(SPIN_END)[0])
     name = "+".join([path.split("/")[-1], *changes])
+    print(f"{(t0 - spin_end) / 1e3:.2f} us after a scan")
     print(f"## {name}: n = 2^{log2n}, {threads} x {tile_items // threads}, {tiles} tiles, correct: {ok}")
     for s, c in rounds:
         print(f"device time: scan {s:.2f} us, copy {c:.2f} us, fraction {c / s:.3f}")
@@ -248,11 +280,46 @@ def run(path, log2n, spin):
     for k, phase in enumerate(PHASES):
         d = (t[:, k + 1] - t[:, k]) / 1e3
         print(f"  {phase:18s} median {np.median(d):6.2f} us  max {d.max():6.2f} us (tile {int(d.argmax())})")
+    steady_state(t, rounds, spin_end)
+    if os.environ.get("TIMELINE_SAVE"):
+        # Every tile's probes (ns; columns as PHASES' boundaries, then SM and block), less the
+        # launch's wait, for offline study.
+        rel = p.astype(np.int64)
+        rel[:, :6] -= spin_end
+        np.save(os.path.join(os.environ["TIMELINE_SAVE"], f"{name}.{log2n}.npy"), rel)
     deltas = np.diff(np.unique(t.ravel()))
     print(f"  (timer step: smallest nonzero difference {deltas[deltas > 0].min()} ns)")
     # A few tiles' whole timelines, relative to the first start.
     for i in sorted({0, 1, tiles // 2, tiles - 1}):
         print(f"  tile {i:5d} sm {p[i, 6]:3d}: " + " ".join(f"{(v - t0) / 1e3:6.2f}" for v in t[i]))
+
+
+def steady_state(t, rounds, spin_end):
+    """Splits the scan's time into the ramp, the steady stream of tiles and the tail.
+
+    Tiles finish (issue their stores) at a steady rate in the middle half of the launch; the
+    ramp is the time from the launch's wait to the first quarter of the tiles finishing, less
+    what that quarter takes at the steady rate, and the tail likewise for the last quarter. A
+    long scan's fixed cost beside a copy is ramp + tail; its per-byte cost is the steady rate.
+    """
+    ends = np.sort(t[:, 5])
+    tiles = len(ends)
+    if tiles < 64:
+        return
+    q1, q3 = ends[tiles // 4], ends[(3 * tiles) // 4]
+    per_quarter = (q3 - q1) / 2 / 1e3
+    ramp = (q1 - spin_end) / 1e3 - per_quarter
+    tail = (ends[-1] - q3) / 1e3 - per_quarter
+    steady = 4 * per_quarter
+    copy = float(np.median([c for _, c in rounds]))
+    print(f"  steady stream {steady:.2f} us for all tiles (copy {copy:.2f} us: {copy / steady:.3f} of its rate); "
+          f"ramp {ramp:.2f} us, tail {tail:.2f} us")
+    # Where the ramp goes: the first tiles' phases, beside the middle half's.
+    first = np.argsort(t[:, 0])[: max(1, tiles // 16)]
+    middle = np.argsort(t[:, 5])[tiles // 4: (3 * tiles) // 4]
+    for name, rows in (("first sixteenth", first), ("middle half", middle)):
+        d = np.median((t[rows, 1:6] - t[rows, 0:5]) / 1e3, axis=0)
+        print(f"  {name:15s} phases (us): " + " ".join(f"{v:5.2f}" for v in d))
 
 
 def copy_baseline(module, spin, nbytes):

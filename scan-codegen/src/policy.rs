@@ -45,6 +45,15 @@ pub struct TuningPolicy {
     /// the first wave (`min_blocks_per_sm` x SMs) are not prefetched: their blocks load them
     /// at once.
     pub l2_prefetch_tiles: u32,
+    /// Single-pass, claimed tiles only: the byte rate (bytes per ns) at which the launch's first
+    /// wave starts loading its tiles (0 = all at once). Every block of the first wave starts
+    /// together; loading all their tiles at once leaves DRAM reading with nothing to write
+    /// until their look-backs resolve, and each tile waits on the slowest of its predecessors'
+    /// loads. Tile t of the first wave waits `t * tile bytes / rate` ns
+    /// ([`TuningPolicy::first_wave_stagger_ns`]) before its loads, so the first tiles store
+    /// while later ones load. Only where later waves follow (decided on the device): a single
+    /// wave's tiles only wait longer.
+    pub first_wave_bytes_per_ns: u32,
     /// Single-pass only: launches after which the epoch in the tile state's status words wraps
     /// back to 1 ([`TuningPolicy::MAX_EPOCH`] by default, the most 30 bits hold). Not a tuning
     /// knob: tests lower it so that replays cross the wrap many times (each launch then clears
@@ -204,6 +213,7 @@ impl TuningPolicy {
             defer_tile_prefix: false,
             deferred_scan_rereads_run: false,
             l2_prefetch_tiles: 0,
+            first_wave_bytes_per_ns: 0,
             max_epoch: Self::MAX_EPOCH,
             stage_items: false,
             resident_tiles: false,
@@ -220,6 +230,29 @@ impl TuningPolicy {
     /// Largest `l2_prefetch_tiles` accepted: further ahead, L2 evicts a tile before its block
     /// loads it (BENCHMARKS.md: 384 tiles ahead already lost 0.16 of a copy on an H100).
     pub const MAX_L2_PREFETCH_TILES: u32 = 4096;
+
+    /// The first wave's load rate of the sm_90 single-pass default
+    /// ([`TuningPolicy::first_wave_bytes_per_ns`]): a 32 KiB tile every 10 ns, about the
+    /// H100's DRAM bandwidth ([`TuningPolicy::for_target`] says what it gained).
+    pub const SM90_FIRST_WAVE_BYTES_PER_NS: u32 = 3277;
+
+    /// Largest element whose first wave the sm_90 default staggers ([`TuningPolicy::for_target`]).
+    pub const FIRST_WAVE_STAGGER_MAX_BYTES: usize = 24;
+
+    /// Largest wait between two first-wave tiles' loads ([`TuningPolicy::first_wave_stagger_ns`]).
+    pub const MAX_FIRST_WAVE_STAGGER_NS: u32 = 1000;
+
+    /// Nanoseconds between the loads of two consecutive first-wave tiles of `tile_bytes` bytes
+    /// at [`TuningPolicy::first_wave_bytes_per_ns`] (0 where the rate is 0), rounded up, at most
+    /// [`Self::MAX_FIRST_WAVE_STAGGER_NS`].
+    pub fn first_wave_stagger_ns(&self, tile_bytes: u64) -> u32 {
+        if self.first_wave_bytes_per_ns == 0 {
+            return 0;
+        }
+        tile_bytes
+            .div_ceil(u64::from(self.first_wave_bytes_per_ns))
+            .min(u64::from(Self::MAX_FIRST_WAVE_STAGGER_NS)) as u32
+    }
 
     /// Largest `offset_reads`: each one holds an entry in registers beside the tile's items.
     pub const MAX_OFFSET_READS: u32 = 16;
@@ -403,10 +436,25 @@ impl TuningPolicy {
             (90.., Algorithm::SinglePass) if size > Self::HALF_WINDOW_ABOVE_BYTES => 16,
             _ => 32,
         };
+        // The first wave's loads, staggered. H100, a 32 KiB tile every 10 ns, beside session
+        // 34's kernels (BENCHMARKS.md, session 35, where a tile's time goes), four rounds: i32
+        // sums 0.83-0.85 -> 0.86-0.92 of a copy at 2^24, 0.92-0.93 -> 0.93-0.95 at 2^26; u8 sums
+        // 0.936-0.939 -> 0.944-0.957 at 2^28; segmented by offsets +0.01-0.02 at 2^26; 8- to
+        // 24-byte elements +0.00-0.03. At 20 ns a tile u8 and i32 lost 0.005-0.02 (device
+        // time); at 2^22 (one wave, in L2) 10 ns lost 0.09, so a tile waits only where later
+        // waves follow. The 32-byte matrix product lost 0.002-0.010 at 2^24-2^28: elements
+        // over FIRST_WAVE_STAGGER_MAX_BYTES load at once.
+        let first_wave_bytes_per_ns = match (sm, algorithm) {
+            (90.., Algorithm::SinglePass) if size <= Self::FIRST_WAVE_STAGGER_MAX_BYTES => {
+                Self::SM90_FIRST_WAVE_BYTES_PER_NS
+            }
+            _ => 0,
+        };
         let mut policy = TuningPolicy {
             min_blocks_per_sm: min_blocks,
             vector_bytes,
             l2_prefetch_tiles,
+            first_wave_bytes_per_ns,
             look_back_window,
             stage_items: matches!((sm, algorithm), (90.., Algorithm::SinglePass))
                 && (9..=32).contains(&size),
@@ -841,11 +889,15 @@ impl TuningPolicy {
             large.min_blocks_per_sm
         };
         // (Generation turns a resident shape's L2 prefetch off: one wave has no later tile.)
+        // The range ends at one wave of this shape's blocks, so its first wave is its only one
+        // and loads at once (packed tiles are claimed: without the stagger's test, u8 sums ran
+        // 0.686 of a copy at 2^24, device time, and 0.671 with it).
         let policy = TuningPolicy {
             block_threads: threads,
             items_per_thread: large.tile_items() / threads,
             min_blocks_per_sm,
             resident_tiles: Self::resident_in_one_wave(elem_size),
+            first_wave_bytes_per_ns: 0,
             ..large
         };
         let align = elem_size.min(8);
@@ -1416,6 +1468,9 @@ mod tests {
             // Resident tiles in one wave, except packed ones.
             assert_eq!(mid.resident_tiles, size >= 4, "{size} B");
             assert!(!large.resident_tiles, "{size} B");
+            // One wave: its loads are not staggered; the default shape's later waves are.
+            assert_eq!(mid.first_wave_bytes_per_ns, 0, "{size} B");
+            assert!(large.first_wave_bytes_per_ns > 0, "{size} B");
         }
         let p = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 4).unwrap();
         assert_eq!((p.block_threads, p.items_per_thread), (256, 32));
@@ -1524,6 +1579,43 @@ mod tests {
             TuningPolicy::for_small_input(90, Algorithm::Blelloch, 4),
             None
         );
+    }
+
+    #[test]
+    fn first_wave_stagger_follows_the_tile_bytes() {
+        // sm_90 single-pass: a 32 KiB tile every 10 ns, whatever the element.
+        for size in [1, 2, 4, 8] {
+            let p = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+            let tile_bytes = u64::from(p.tile_items()) * size as u64;
+            assert_eq!(tile_bytes, 32 * 1024, "{size}-byte elements");
+            assert_eq!(p.first_wave_stagger_ns(tile_bytes), 10);
+        }
+        let p = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
+        assert_eq!(p.first_wave_stagger_ns(8 * 1024), 3, "rounded up");
+        assert_eq!(
+            p.first_wave_stagger_ns(u64::MAX),
+            TuningPolicy::MAX_FIRST_WAVE_STAGGER_NS
+        );
+        // 24-byte elements stagger, 32-byte ones load at once.
+        assert!(
+            TuningPolicy::for_target(90, Algorithm::SinglePass, 24).first_wave_bytes_per_ns > 0
+        );
+        assert_eq!(
+            TuningPolicy::for_target(90, Algorithm::SinglePass, 32).first_wave_bytes_per_ns,
+            0
+        );
+        // Not measured elsewhere: off.
+        for (sm, algorithm) in [
+            (80, Algorithm::SinglePass),
+            (90, Algorithm::Blelloch),
+            (90, Algorithm::KoggeStone),
+        ] {
+            let p = TuningPolicy::for_target(sm, algorithm, 4);
+            assert_eq!(
+                (p.first_wave_bytes_per_ns, p.first_wave_stagger_ns(32768)),
+                (0, 0)
+            );
+        }
     }
 
     #[test]

@@ -518,6 +518,16 @@ fn render_scan(
         // Resident tiles are one wave: no later tile to prefetch for.
         policy.l2_prefetch_tiles = 0;
     }
+    // Claimed single-pass tiles stagger their first wave's loads by the bytes a tile loads (a
+    // fused tile loads its input arrays). Resident tiles are one wave; column tiles
+    // (columns.cu.tera) claim chunks of strips.
+    let first_wave_stagger_ns =
+        if algorithm == Algorithm::SinglePass && !policy.resident_tiles && !columns {
+            let loaded_bytes = transform.map_or(elem_size, |t| t.input_sizes().iter().sum());
+            policy.first_wave_stagger_ns(u64::from(policy.tile_items()) * loaded_bytes as u64)
+        } else {
+            0
+        };
     // A fused scan's exchange stages the input arrays, then the output, in the transpose
     // buffer, which is sized for them (fused.cu.tera). Without segments the inputs stay staged
     // from the tile's load to its finish (no lifted items in registers).
@@ -723,6 +733,11 @@ fn render_scan(
     ctx.insert("look_back_window", &policy.look_back_window);
     ctx.insert("resident_tiles", &policy.resident_tiles);
     ctx.insert("l2_prefetch_tiles", &policy.l2_prefetch_tiles);
+    ctx.insert("first_wave_stagger_ns", &first_wave_stagger_ns);
+    ctx.insert(
+        "max_first_wave_stagger_ns",
+        &TuningPolicy::MAX_FIRST_WAVE_STAGGER_NS,
+    );
     ctx.insert(
         "max_l2_prefetch_tiles",
         &TuningPolicy::MAX_L2_PREFETCH_TILES,
@@ -934,6 +949,41 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("resident_tiles"), "{err}");
+    }
+
+    #[test]
+    fn first_wave_stagger_only_in_claimed_single_pass_tiles() {
+        let spec = BuiltinOp::Add.spec(PrimType::I32).unwrap();
+        let render = |segments, resident_tiles| {
+            let policy = TuningPolicy {
+                resident_tiles,
+                first_wave_bytes_per_ns: 1024,
+                ..TuningPolicy::new(128, 16)
+            };
+            let variant = ScanVariant {
+                segments,
+                ..ScanVariant::FLAT
+            };
+            generate_variant(
+                &spec,
+                Algorithm::SinglePass,
+                ScanMode::Inclusive,
+                variant,
+                policy,
+            )
+            .unwrap()
+            .source
+        };
+        // 128 x 16 i32: 8 KiB a tile at 1 KiB per ns.
+        let claimed = render(Segments::None, false);
+        assert!(claimed.contains("constexpr u32 SCAN_FIRST_WAVE_STAGGER_NS = 8;"));
+        assert!(claimed.contains("        scan_stagger_first_wave(tile, num_tiles);"));
+        for source in [
+            render(Segments::None, true),
+            render(Segments::Columns, false),
+        ] {
+            assert!(!source.contains("scan_stagger_first_wave"));
+        }
     }
 
     #[test]

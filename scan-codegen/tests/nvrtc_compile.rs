@@ -553,6 +553,22 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
             .map(|f| f.spill_stores.max(f.stack_frame))
             .max()
             .unwrap_or(0);
+        // SCANGEN_NVRTC_LADDER=1 prints each rung of the register ladder a job tries.
+        if std::env::var("SCANGEN_NVRTC_LADDER").as_deref() == Ok("1") {
+            let registers: Vec<u32> = fns.iter().map(|f| f.registers).collect();
+            eprintln!(
+                "ladder: {} sm_{}: {}x{} cap {} deferred {} re-read {} access {} runs {}: {local_bytes} local bytes, registers {registers:?}",
+                job.name,
+                job.sm,
+                policy.block_threads,
+                policy.items_per_thread,
+                policy.min_blocks_per_sm,
+                policy.defer_tile_prefix,
+                policy.deferred_scan_rereads_run,
+                policy.packed_access_bytes,
+                policy.thread_runs
+            );
+        }
         match policy.relaxed_register_cap(&first, job.op.element.size(), job.variant.direction) {
             Some(relaxed) if local_bytes > 0 && job.policy.is_none() => policy = relaxed,
             _ => return Ok((fns, log, policy)),

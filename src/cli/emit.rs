@@ -125,6 +125,10 @@ pub struct EmitArgs {
     /// Override the policy's single-pass L2 prefetch distance in tiles (0 = off).
     #[arg(long = "prefetch-tiles")]
     pub l2_prefetch_tiles: Option<u32>,
+    /// Override the policy's first-wave load rate of claimed single-pass tiles, in bytes per
+    /// ns (0 = the first wave loads at once).
+    #[arg(long = "first-wave-bytes-per-ns")]
+    pub first_wave_bytes_per_ns: Option<u32>,
     /// Override whether a plain single-pass tile keeps its items staged in shared memory
     /// (`true`) or in registers (`false`, the default).
     #[arg(long = "staged", value_name = "BOOL")]
@@ -219,6 +223,10 @@ pub fn run(args: EmitArgs) -> CliResult {
         (&mut policy.vector_bytes, args.vector_bytes),
         (&mut policy.look_back_window, args.window),
         (&mut policy.l2_prefetch_tiles, args.l2_prefetch_tiles),
+        (
+            &mut policy.first_wave_bytes_per_ns,
+            args.first_wave_bytes_per_ns,
+        ),
         (&mut policy.thread_runs, args.thread_runs),
         (&mut policy.packed_access_bytes, args.packed_access_bytes),
     ];

@@ -43,6 +43,14 @@ pub struct TuneArgs {
     /// Single-pass L2 prefetch distances (tiles ahead, 0 = off) to try.
     #[arg(long = "prefetch-tiles", value_delimiter = ',', default_value = "0,48")]
     pub l2_prefetch_tiles: Vec<u32>,
+    /// Single-pass, claimed tiles: the rates (bytes per ns) at which the first wave starts
+    /// loading its tiles (0 = all at once), to try.
+    #[arg(
+        long = "first-wave-bytes-per-ns",
+        value_delimiter = ',',
+        default_value = "0"
+    )]
+    pub first_wave_bytes_per_ns: Vec<u32>,
     /// Single-pass: whether tiles keep their items staged in shared memory (`true`) or in
     /// registers (`false`), to try.
     #[arg(long = "staged", value_delimiter = ',', default_value = "false")]
@@ -112,6 +120,7 @@ struct Trial {
     vector_bytes: u32,
     look_back_window: u32,
     l2_prefetch_tiles: u32,
+    first_wave_bytes_per_ns: u32,
     min_blocks_per_sm: u32,
     staged: bool,
     resident: bool,
@@ -159,7 +168,7 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
     }
     println!(
-        "| algorithm | op | type | mode | bytes | threads | items | tile | vector bytes | window | prefetch tiles | blocks/SM cap | staged | resident | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
+        "| algorithm | op | type | mode | bytes | threads | items | tile | vector bytes | window | prefetch tiles | first wave bytes/ns | blocks/SM cap | staged | resident | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
     );
     println!("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: |");
     for t in &trials {
@@ -169,7 +178,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             ""
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
             t.algorithm,
             t.op,
             t.ty,
@@ -181,6 +190,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             t.vector_bytes,
             t.look_back_window,
             t.l2_prefetch_tiles,
+            t.first_wave_bytes_per_ns,
             t.min_blocks_per_sm,
             if t.staged { "yes" } else { "no" },
             if t.resident { "yes" } else { "no" },
@@ -251,6 +261,9 @@ where
     shapes = vary(shapes, &args.l2_prefetch_tiles, |p, d| {
         p.l2_prefetch_tiles = d
     });
+    shapes = vary(shapes, &args.first_wave_bytes_per_ns, |p, r| {
+        p.first_wave_bytes_per_ns = r
+    });
     shapes = vary(shapes, &args.staged, |p, s| p.stage_items = s);
     shapes = vary(shapes, &args.resident, |p, r| p.resident_tiles = r);
     shapes = vary(shapes, &args.defer_prefix, |p, d| p.defer_tile_prefix = d);
@@ -278,12 +291,13 @@ where
     };
     for policy in shapes {
         let shape = format!(
-            "{}x{} vec{} window{} prefetch{} cap{} runs{} smem{}{}{}{}",
+            "{}x{} vec{} window{} prefetch{} wave{} cap{} runs{} smem{}{}{}{}",
             policy.block_threads,
             policy.items_per_thread,
             policy.vector_bytes,
             policy.look_back_window,
             policy.l2_prefetch_tiles,
+            policy.first_wave_bytes_per_ns,
             policy.min_blocks_per_sm,
             policy.thread_runs,
             policy.packed_access_bytes,
@@ -337,6 +351,7 @@ where
             vector_bytes: policy.vector_bytes,
             look_back_window: policy.look_back_window,
             l2_prefetch_tiles: policy.l2_prefetch_tiles,
+            first_wave_bytes_per_ns: policy.first_wave_bytes_per_ns,
             min_blocks_per_sm: scanner.policy().min_blocks_per_sm,
             staged: policy.stage_items,
             resident: policy.resident_tiles,
