@@ -912,6 +912,23 @@ mod tests {
         );
     }
 
+    /// A single-pass inclusive i32 sum of `segments` under `policy`.
+    fn single_pass_i32_sum(segments: Segments, policy: TuningPolicy) -> GeneratedScan {
+        let variant = ScanVariant {
+            segments,
+            ..ScanVariant::FLAT
+        };
+        let spec = BuiltinOp::Add.spec(PrimType::I32).unwrap();
+        generate_variant(
+            &spec,
+            Algorithm::SinglePass,
+            ScanMode::Inclusive,
+            variant,
+            policy,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn resident_tiles_are_single_pass_tiles_and_never_column_ones() {
         let spec = BuiltinOp::Add.spec(PrimType::I32).unwrap();
@@ -920,20 +937,7 @@ mod tests {
             l2_prefetch_tiles: 48,
             ..TuningPolicy::new(128, 16)
         };
-        let render = |segments| {
-            let variant = ScanVariant {
-                segments,
-                ..ScanVariant::FLAT
-            };
-            generate_variant(
-                &spec,
-                Algorithm::SinglePass,
-                ScanMode::Inclusive,
-                variant,
-                policy,
-            )
-            .unwrap()
-        };
+        let render = |segments| single_pass_i32_sum(segments, policy);
         let flat = render(Segments::None);
         assert!(flat.policy.resident_tiles && flat.policy.l2_prefetch_tiles == 0);
         assert!(flat.source.contains("const u32 tile = blockIdx.x;"));
@@ -953,26 +957,13 @@ mod tests {
 
     #[test]
     fn first_wave_stagger_only_in_claimed_single_pass_tiles() {
-        let spec = BuiltinOp::Add.spec(PrimType::I32).unwrap();
         let render = |segments, resident_tiles| {
             let policy = TuningPolicy {
                 resident_tiles,
                 first_wave_bytes_per_ns: 1024,
                 ..TuningPolicy::new(128, 16)
             };
-            let variant = ScanVariant {
-                segments,
-                ..ScanVariant::FLAT
-            };
-            generate_variant(
-                &spec,
-                Algorithm::SinglePass,
-                ScanMode::Inclusive,
-                variant,
-                policy,
-            )
-            .unwrap()
-            .source
+            single_pass_i32_sum(segments, policy).source
         };
         // 128 x 16 i32: 8 KiB a tile at 1 KiB per ns.
         let claimed = render(Segments::None, false);
