@@ -59,11 +59,10 @@ pub(crate) fn word_combine(
         return None;
     };
     let size = ty.size();
-    let float_type = match (form, ty) {
-        (WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin, PrimType::F16) => "f16",
-        (WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin, PrimType::BF16) => "bf16",
-        (WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin, _) => return None,
-        (_, t) if t.is_float() => return None,
+    let float_type = match ty {
+        PrimType::F16 if form.is_half_float() => "f16",
+        PrimType::BF16 if form.is_half_float() => "bf16",
+        _ if form.is_half_float() || ty.is_float() => return None,
         _ => "",
     };
     if !plain_tile || !layout::packs_items(size, policy.items_per_thread) {
@@ -132,14 +131,9 @@ fn lane_identity(form: WordForm, ty: PrimType, lane_bits: u32) -> u32 {
     }
 }
 
-/// The bits of +infinity of a 16-bit float.
+/// The bits of +infinity of a 16-bit float (half forms only take f16 and bf16: `word_combine`).
 fn half_infinity(ty: PrimType) -> u32 {
-    // (exponent all ones, mantissa zero: 5 + 10 bits in f16, 8 + 7 in bf16)
-    if ty == PrimType::BF16 {
-        0x7f80
-    } else {
-        0x7c00
-    }
+    ty.half_infinity_bits().map_or(0, u32::from)
 }
 
 #[cfg(test)]

@@ -97,6 +97,15 @@ impl PrimType {
         matches!(self, PrimType::F16 | PrimType::BF16)
     }
 
+    /// The bits of +infinity of a 2-byte float (`half`'s constant); `None` for other types.
+    pub fn half_infinity_bits(self) -> Option<u16> {
+        match self {
+            PrimType::F16 => Some(half::f16::INFINITY.to_bits()),
+            PrimType::BF16 => Some(half::bf16::INFINITY.to_bits()),
+            _ => None,
+        }
+    }
+
     /// Whether the type is a signed integer (`i8` to `i64`).
     pub fn is_signed_int(self) -> bool {
         matches!(

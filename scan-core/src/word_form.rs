@@ -53,6 +53,14 @@ impl WordForm {
         WordForm::Min,
     ];
 
+    /// Whether the form combines 16-bit float lanes (`f16` or `bf16`): the half forms.
+    pub fn is_half_float(self) -> bool {
+        matches!(
+            self,
+            WordForm::HalfAdd | WordForm::HalfMax | WordForm::HalfMin
+        )
+    }
+
     /// The lowercase name, as the generated code's comments and template conditions say it.
     pub fn name(self) -> &'static str {
         match self {
