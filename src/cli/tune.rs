@@ -135,7 +135,7 @@ struct Trial {
 
 pub fn run(args: TuneArgs) -> CliResult {
     if args.device_time {
-        super::bench::hold::enable();
+        super::bench::hold::set_ruler(super::bench::hold::Ruler::DeviceTime);
     }
     let gpu = Gpu::new(0)?;
     unsafe { gpu.context().disable_event_tracking() };

@@ -176,13 +176,23 @@ pub fn sample_buffer<T: Sample>(
 }
 
 /// Milliseconds between CUDA events recorded around `work` on `stream` (behind the
-/// `--device-time` hold when it is on: hold.rs).
+/// `--device-time` hold when it is on: hold.rs), or under `--host-time` the host's wall time of
+/// `work` itself, behind the hold, with the stream drained after it.
 pub fn time(
     stream: &Arc<CudaStream>,
     work: impl FnOnce() -> Result<(), ScanError>,
 ) -> Result<f64, ScanError> {
     let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
     super::hold::before_timed_work(stream)?;
+    if super::hold::ruler() == super::hold::Ruler::HostTime {
+        let started = std::time::Instant::now();
+        work()?;
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        stream
+            .synchronize()
+            .map_err(|e| driver("waiting for the timed work", e))?;
+        return Ok(ms);
+    }
     let start = stream
         .record_event(flags)
         .map_err(|e| driver("recording a timing event", e))?;

@@ -3,13 +3,17 @@
 //! GPU reaches them. The events then bracket the GPU's own time: without the hold they also
 //! count the host's enqueue cost, which at 2^20 elements and below is a large part of a
 //! launch (a device copy's enqueue alone is a few microseconds) and moves from call to call.
+//!
+//! `--host-time` is the other half: behind the same hold the stream never waits on the GPU, so
+//! the host's wall time of the call that enqueues a scan (or a copy) is that call's own cost,
+//! everything our code and the driver do before the launch is in the queue.
 
 use scangen::runtime::cudarc::driver::{
     CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
 use scangen::runtime::cudarc::nvrtc::Ptx;
 use scangen::runtime::ScanError;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How long the hold spins: several times the host's cost of enqueueing an event, a scan and
@@ -37,17 +41,38 @@ SPIN:
 }
 "#;
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
-static KERNEL: Mutex<Option<CudaFunction>> = Mutex::new(None);
-
-/// Turns the hold on for every timed launch of this process (`scangen bench --device-time`).
-pub fn enable() {
-    ENABLED.store(true, Ordering::Relaxed);
+/// What a timed launch of this process measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ruler {
+    /// CUDA events around the enqueue on an idle GPU: the host's cost and the GPU's (default).
+    Events,
+    /// CUDA events behind the hold: the GPU's own time (`--device-time`).
+    DeviceTime,
+    /// The host's wall time of the enqueue behind the hold (`--host-time`).
+    HostTime,
 }
 
-/// Enqueues the hold on `stream` when it is on; nothing otherwise.
+static RULER: AtomicU8 = AtomicU8::new(Ruler::Events as u8);
+static KERNEL: Mutex<Option<CudaFunction>> = Mutex::new(None);
+
+/// Sets what every timed launch of this process measures (`scangen bench --device-time`,
+/// `--host-time`).
+pub fn set_ruler(ruler: Ruler) {
+    RULER.store(ruler as u8, Ordering::Relaxed);
+}
+
+/// What timed launches measure ([`set_ruler`]).
+pub fn ruler() -> Ruler {
+    match RULER.load(Ordering::Relaxed) {
+        r if r == Ruler::DeviceTime as u8 => Ruler::DeviceTime,
+        r if r == Ruler::HostTime as u8 => Ruler::HostTime,
+        _ => Ruler::Events,
+    }
+}
+
+/// Enqueues the hold on `stream` when the ruler needs it; nothing otherwise.
 pub fn before_timed_work(stream: &Arc<CudaStream>) -> Result<(), ScanError> {
-    if !ENABLED.load(Ordering::Relaxed) {
+    if ruler() == Ruler::Events {
         return Ok(());
     }
     let mut kernel = KERNEL.lock().unwrap_or_else(|e| e.into_inner());

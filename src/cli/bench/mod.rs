@@ -80,6 +80,13 @@ pub struct BenchArgs {
     /// batches of back-to-back launches.
     #[arg(long)]
     pub device_time: bool,
+    /// Time the host's side of each launch instead: the wall time of the call that enqueues a
+    /// scan (or the copy), with the GPU held busy behind a spinning kernel so the call never
+    /// waits on it. What our code and the driver cost before the work is in the queue; the
+    /// table's times are those calls' (fraction: copy call over scan call). Same runs as
+    /// --device-time.
+    #[arg(long, conflicts_with = "device_time")]
+    pub host_time: bool,
     /// Instead of throughput: the latency of a scan launched directly against the same scan
     /// replayed from a CUDA graph (microseconds per scan over back-to-back launches), beside a
     /// device copy. Default sizes 2^10, 2^16, 2^20.
@@ -123,8 +130,12 @@ pub struct BenchArgs {
 
 pub fn run(args: BenchArgs) -> CliResult {
     if args.device_time {
-        check_device_time(&args)?;
-        hold::enable();
+        check_device_time(&args, "--device-time")?;
+        hold::set_ruler(hold::Ruler::DeviceTime);
+    }
+    if args.host_time {
+        check_device_time(&args, "--host-time")?;
+        hold::set_ruler(hold::Ruler::HostTime);
     }
     if args.reverse {
         check_reverse(&args)?;
@@ -269,9 +280,10 @@ impl Progress {
     }
 }
 
-/// `--device-time` holds the GPU stream before each timed launch: it means nothing for the
-/// runs that do not time single GPU launches, so it is refused there before anything runs.
-fn check_device_time(args: &BenchArgs) -> Result<(), String> {
+/// `--device-time` and `--host-time` (`flag`) hold the GPU stream before each timed launch: they
+/// mean nothing for the runs that do not time single GPU launches, so they are refused there
+/// before anything runs.
+fn check_device_time(args: &BenchArgs, flag: &str) -> Result<(), String> {
     let not_with = if args.backend == BackendArg::Cpu {
         Some("--backend cpu (there is no GPU stream to hold)")
     } else if args.graph {
@@ -281,7 +293,7 @@ fn check_device_time(args: &BenchArgs) -> Result<(), String> {
     } else {
         None
     };
-    refuse_with("--device-time", not_with)
+    refuse_with(flag, not_with)
 }
 
 /// `flag` refused where it meets `not_with` (a flag it does not apply to, and why).
@@ -339,14 +351,19 @@ mod tests {
     }
 
     #[test]
-    fn device_time_is_refused_where_it_means_nothing() {
-        let check = |extra: &[&str]| check_device_time(&bench_args("--device-time", extra));
-        assert_eq!(check(&[]), Ok(()));
-        assert_eq!(check(&["--element-sizes"]), Ok(()));
-        assert_eq!(check(&["--variants"]), Ok(()));
-        for refused in [&["--backend", "cpu"][..], &["--graph"], &["--cold-start"]] {
-            let err = check(refused).expect_err("refused");
-            assert!(err.starts_with("--device-time does not apply to"), "{err}");
+    fn device_and_host_time_are_refused_where_they_mean_nothing() {
+        for flag in ["--device-time", "--host-time"] {
+            let check = |extra: &[&str]| check_device_time(&bench_args(flag, extra), flag);
+            assert_eq!(check(&[]), Ok(()));
+            assert_eq!(check(&["--element-sizes"]), Ok(()));
+            assert_eq!(check(&["--variants"]), Ok(()));
+            for refused in [&["--backend", "cpu"][..], &["--graph"], &["--cold-start"]] {
+                let err = check(refused).expect_err("refused");
+                assert!(
+                    err.starts_with(&format!("{flag} does not apply to")),
+                    "{err}"
+                );
+            }
         }
     }
 
