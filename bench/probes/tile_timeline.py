@@ -17,7 +17,11 @@ when the claim returns that tile, reloaded otherwise): an experiment on hiding t
 Kernels with resident tiles (`scangen emit --resident true`) launch cooperatively.
 `+sleepN` sets the look-back's pause between polls to N ns; `+staggerN` makes the first wave's
 tile t wait t * N ns before loading; `+ownpf` has the first wave's tiles ask L2 for their own
-tile in one bulk request.
+tile in one bulk request. On kernels that stagger their first wave already (policy
+first_wave_bytes_per_ns): `+nostagger` takes it out, `+nstaggerN` sets it to N ns a tile, and
+`+tstaggerN` waits exactly t * N ns on %globaltimer instead of `__nanosleep` (which PTX bounds
+only to [0, 2t]). `+bulk` loads a full tile with bulk copies (cp.async.bulk) straight into
+shared memory, each lane its own run (forward scans whose padded rows are 16-byte multiples).
 """
 import os
 import re
@@ -60,6 +64,34 @@ extern "C" __global__ void probed_copy(const uint4* in, uint4* out, unsigned lon
     }
 }
 """
+
+BULK_LOAD = r"""    if (!IS_PARTIAL) {
+        static_assert(SCAN_ITEMS_PER_THREAD % SCAN_SMEM_PAD_EVERY == 0, "whole padded rows per run");
+        static_assert(SCAN_SMEM_PAD_EVERY * sizeof(V) % 16 == 0 && SCAN_SMEM_PAD_ELEMS * sizeof(V) % 16 == 0, "16-byte rows");
+        __shared__ alignas(8) unsigned long long scan_bulk_bar[SCAN_WARPS];
+        const u32 bar = (u32)__cvta_generic_to_shared(&scan_bulk_bar[threadIdx.x / SCAN_WARP_THREADS]);
+        if (lane == 0) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        }
+        __syncwarp();
+        const u32 run = warp_base + lane * SCAN_ITEMS_PER_THREAD;
+#pragma unroll
+        for (u32 r = 0; r < SCAN_ITEMS_PER_THREAD / SCAN_SMEM_PAD_EVERY; ++r) {
+            const u32 first = run + r * SCAN_SMEM_PAD_EVERY;
+            const u32 dst = (u32)__cvta_generic_to_shared(smem + scan_smem_index(first));
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                         :: "r"(dst), "l"(in + base + first), "r"(SCAN_SMEM_PAD_EVERY * (u32)sizeof(V)), "r"(bar) : "memory");
+        }
+        if (lane == 0) {
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(SCAN_WARP_ITEMS * (u32)sizeof(V)) : "memory");
+        }
+        u32 done = 0;
+        do {
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(bar) : "memory");
+        } while (!done);
+    } else {"""
 
 SPIN_END = None  # device buffer the spin kernel writes its end time to (main)
 
@@ -195,6 +227,35 @@ def run(path, log2n, spin):
                 "    if ((u64)tile < SCAN_FIRST_WAVE_BLOCKS_PER_SM * scan_sm_count()) {\n"
                 f"        __nanosleep(tile * {int(change[7:])}u);\n"
                 "    }\n"), 1)
+        if change == "nostagger":
+            # The kernel's own first-wave stagger (policy first_wave_bytes_per_ns) taken out.
+            call = "        scan_stagger_first_wave(tile, num_tiles);\n"
+            assert call in src, "nostagger: the kernel has no stagger"
+            src = src.replace(call, "", 1)
+        if change.startswith("nstagger") or change.startswith("tstagger"):
+            # The kernel's own stagger at N ns a tile: `n` as emitted (__nanosleep, whose sleep
+            # PTX bounds only to [0, 2t]), `t` waiting on %globaltimer for exactly t * N ns after
+            # the block got past its claim.
+            sleep = "        __nanosleep(tile * SCAN_FIRST_WAVE_STAGGER_NS);\n"
+            assert sleep in src, f"{change}: the kernel has no stagger"
+            ns = int(change[8:])
+            if change[0] == "n":
+                wait = f"        __nanosleep(tile * {ns}u);\n"
+            else:
+                wait = ("        u64 scan_t0; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(scan_t0));\n"
+                        f"        for (u64 t = scan_t0; t - scan_t0 < (u64)tile * {ns}u;) {{\n"
+                        "            __nanosleep(32);\n"
+                        "            asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
+                        "        }\n")
+            src = src.replace(sleep, wait, 1)
+        if change == "bulk":
+            # A full tile's loads as Hopper bulk copies (cp.async.bulk, the TMA's 1-D form): each
+            # lane copies its own run, a padded row of the transpose buffer at a time, straight
+            # into shared memory, and the warp waits on one mbarrier for its 32 runs. No
+            # registers hold loads in flight, so a tile's whole 32 KB is requested at once.
+            loop = re.search(r"    if \(!IS_PARTIAL\) \{\n#pragma unroll\n        for \(u32 i = 0; i < SCAN_ITEMS_PER_THREAD / SCAN_VECTOR_ITEMS; \+\+i\) \{\n.*?\n        \}\n    \} else \{", src, re.S)
+            assert loop, "bulk: the full tile's load loop not found"
+            src = src.replace(loop.group(0), BULK_LOAD, 1)
         if change == "ownpf":
             # The first wave's tiles ask L2 for their own tile in one bulk request before loading
             # it (later tiles' were asked for by the tile SCAN_L2_PREFETCH_TILES before them).
