@@ -130,11 +130,11 @@ pub struct BenchArgs {
 
 pub fn run(args: BenchArgs) -> CliResult {
     if args.device_time {
-        check_device_time(&args, "--device-time")?;
+        check_held_ruler(&args, "--device-time")?;
         hold::set_ruler(hold::Ruler::DeviceTime);
     }
     if args.host_time {
-        check_device_time(&args, "--host-time")?;
+        check_held_ruler(&args, "--host-time")?;
         hold::set_ruler(hold::Ruler::HostTime);
     }
     if args.reverse {
@@ -283,7 +283,7 @@ impl Progress {
 /// `--device-time` and `--host-time` (`flag`) hold the GPU stream before each timed launch: they
 /// mean nothing for the runs that do not time single GPU launches, so they are refused there
 /// before anything runs.
-fn check_device_time(args: &BenchArgs, flag: &str) -> Result<(), String> {
+fn check_held_ruler(args: &BenchArgs, flag: &str) -> Result<(), String> {
     let not_with = if args.backend == BackendArg::Cpu {
         Some("--backend cpu (there is no GPU stream to hold)")
     } else if args.graph {
@@ -353,7 +353,7 @@ mod tests {
     #[test]
     fn device_and_host_time_are_refused_where_they_mean_nothing() {
         for flag in ["--device-time", "--host-time"] {
-            let check = |extra: &[&str]| check_device_time(&bench_args(flag, extra), flag);
+            let check = |extra: &[&str]| check_held_ruler(&bench_args(flag, extra), flag);
             assert_eq!(check(&[]), Ok(()));
             assert_eq!(check(&["--element-sizes"]), Ok(()));
             assert_eq!(check(&["--variants"]), Ok(()));
