@@ -22,6 +22,8 @@ first_wave_bytes_per_ns): `+nostagger` takes it out, `+nstaggerN` sets it to N n
 `+tstaggerN` waits exactly t * N ns on %globaltimer instead of `__nanosleep` (which PTX bounds
 only to [0, 2t]). `+bulk` loads a full tile with bulk copies (cp.async.bulk) straight into
 shared memory, each lane its own run (forward scans whose padded rows are 16-byte multiples).
+`+gradedR` gives the first R tiles half a tile each (a graded schedule; those go through the
+bounds-checked path).
 """
 import os
 import re
@@ -248,6 +250,35 @@ def run(path, log2n, spin):
                         "            asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
                         "        }\n")
             src = src.replace(sleep, wait, 1)
+        if change.startswith("graded"):
+            # A graded tile schedule: the first R tiles hold half a tile each (through the
+            # bounds-checked path, `valid` = half), every later tile a whole one, so the first wave
+            # holds half the bytes. Tile t < R starts at t * T/2, later ones at R * T/2 +
+            # (t - R) * T; the stagger's wait halves with the tile.
+            graded = int(change[6:])
+            defs = re.search(r"constexpr u32 SCAN_TILE_ITEMS = \d+;\n", src).group(0)
+            src = src.replace(defs, defs + (
+                f"constexpr u64 SCAN_GRADED_TILES = {graded};\n"
+                "constexpr u64 SCAN_GRADED_ITEMS = SCAN_TILE_ITEMS / 2;\n"
+                "__host__ __device__ constexpr u64 scan_graded_base(u64 t) {\n"
+                "    return t < SCAN_GRADED_TILES ? t * SCAN_GRADED_ITEMS\n"
+                "                                 : SCAN_GRADED_TILES * SCAN_GRADED_ITEMS + (t - SCAN_GRADED_TILES) * SCAN_TILE_ITEMS;\n"
+                "}\n"), 1)
+            for old_text, new_text in [
+                ("    const u64 num_tiles = n / SCAN_TILE_ITEMS + (n % SCAN_TILE_ITEMS != 0 ? 1 : 0);\n",
+                 "    const u64 scan_head = SCAN_GRADED_TILES * SCAN_GRADED_ITEMS;\n"
+                 "    const u64 num_tiles = n <= scan_head ? (n + SCAN_GRADED_ITEMS - 1) / SCAN_GRADED_ITEMS\n"
+                 "                                         : SCAN_GRADED_TILES + (n - scan_head + SCAN_TILE_ITEMS - 1) / SCAN_TILE_ITEMS;\n"),
+                ("    const u64 base = (u64)tile * SCAN_TILE_ITEMS;\n", "    const u64 base = scan_graded_base(tile);\n"),
+                ("    const u32 valid = remaining >= SCAN_TILE_ITEMS ? SCAN_TILE_ITEMS : (u32)remaining;\n",
+                 "    const u32 span = (u64)tile < SCAN_GRADED_TILES ? (u32)SCAN_GRADED_ITEMS : SCAN_TILE_ITEMS;\n"
+                 "    const u32 valid = remaining >= span ? span : (u32)remaining;\n"),
+                ("    u64 first = tile * SCAN_TILE_ITEMS;\n", "    u64 first = scan_graded_base(tile);\n"),
+                ("        const u64 wait = (u64)tile * SCAN_FIRST_WAVE_STAGGER_NS;\n",
+                 "        const u64 wait = (u64)tile * SCAN_FIRST_WAVE_STAGGER_NS / ((u64)tile < SCAN_GRADED_TILES ? 2 : 1);\n"),
+            ]:
+                assert old_text in src, f"graded: not found: {old_text[:50]!r}"
+                src = src.replace(old_text, new_text)
         if change == "bulk":
             # A full tile's loads as Hopper bulk copies (cp.async.bulk, the TMA's 1-D form): each
             # lane copies its own run, a padded row of the transpose buffer at a time, straight
@@ -278,6 +309,10 @@ def run(path, log2n, spin):
     dtype = element_dtype(src)
     n = 1 << log2n
     tiles = -(-n // tile_items)
+    graded = [int(c[6:]) for c in changes if c.startswith("graded")]
+    if graded:
+        head = graded[0] * (tile_items // 2)
+        tiles = -(-n // (tile_items // 2)) if n <= head else graded[0] + -(-(n - head) // tile_items)
     opts = ("--std=c++17", "--gpu-architecture=sm_90", "--fmad=false")
     # A cooperative module's kernels launch cooperatively: every block resident at once.
     plain = cp.RawModule(code=src, options=opts, enable_cooperative_groups=coop).get_function("scangen_single_pass")
