@@ -23,7 +23,7 @@ first_wave_bytes_per_ns): `+nostagger` takes it out, `+nstaggerN` sets it to N n
 only to [0, 2t]). `+bulk` loads a full tile with bulk copies (cp.async.bulk) straight into
 shared memory, each lane its own run (forward scans whose padded rows are 16-byte multiples).
 `+gradedR` gives the first R tiles half a tile each (a graded schedule; those go through the
-bounds-checked path).
+bounds-checked path); `+vgradedR` keeps them on the vector path, the tile's last warps idle.
 """
 import os
 import re
@@ -250,6 +250,26 @@ def run(path, log2n, spin):
                         "            asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
                         "        }\n")
             src = src.replace(sleep, wait, 1)
+        if change.startswith("vgraded"):
+            # `+gradedR` on the vector path: a half tile takes the full path with its second half
+            # of warps idle (identity items in shared memory, no global stores).
+            load = "    if (!IS_PARTIAL) {\n#pragma unroll\n        for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD / SCAN_VECTOR_ITEMS; ++i) {\n"
+            at = src.index(load)
+            end = src.index("\n    } else {", at)
+            body = src[at + len("    if (!IS_PARTIAL) {\n"):end]
+            src = src[:at] + ("    if (!IS_PARTIAL) {\n    if (warp_base < valid) {\n" + body +
+                              "\n    } else {\n#pragma unroll\n        for (u32 i = 0; i < SCAN_ITEMS_PER_THREAD; ++i) {\n"
+                              "            smem[scan_smem_index(warp_base + i * SCAN_WARP_THREADS + lane)] = scan_value_identity();\n"
+                              "        }\n    }") + src[end:]
+            store = src.index("    __syncwarp();  // the warp's blocked writes are visible to its striped reads\n    if (!IS_PARTIAL) {\n")
+            at = src.index("    if (!IS_PARTIAL) {\n", store)
+            end = src.index("\n    } else {", at)
+            body = src[at + len("    if (!IS_PARTIAL) {\n"):end]
+            src = src[:at] + "    if (!IS_PARTIAL) {\n    if (warp_base < valid) {\n" + body + "\n    }" + src[end:]
+            full = "    const bool full = valid == SCAN_TILE_ITEMS && layout.vectors_fit(in, out);\n"
+            assert full in src, "vgraded: the full-tile test not found"
+            src = src.replace(full, "    const bool full = valid == span && layout.vectors_fit(in, out);\n", 1)
+            change = change[1:]
         if change.startswith("graded"):
             # A graded tile schedule: the first R tiles hold half a tile each (through the
             # bounds-checked path, `valid` = half), every later tile a whole one, so the first wave
@@ -309,7 +329,7 @@ def run(path, log2n, spin):
     dtype = element_dtype(src)
     n = 1 << log2n
     tiles = -(-n // tile_items)
-    graded = [int(c[6:]) for c in changes if c.startswith("graded")]
+    graded = [int(c.lstrip("v")[6:]) for c in changes if c.lstrip("v").startswith("graded")]
     if graded:
         head = graded[0] * (tile_items // 2)
         tiles = -(-n // (tile_items // 2)) if n <= head else graded[0] + -(-(n - head) // tile_items)
