@@ -170,7 +170,7 @@ pub fn run(args: TuneArgs) -> CliResult {
     println!(
         "| algorithm | op | type | mode | bytes | threads | items | tile | vector bytes | window | prefetch tiles | first wave bytes/ns | blocks/SM cap | staged | resident | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
     );
-    println!("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: |");
+    println!("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: |");
     for t in &trials {
         let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
             " **best**"

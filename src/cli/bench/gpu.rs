@@ -182,7 +182,6 @@ pub fn time(
     stream: &Arc<CudaStream>,
     work: impl FnOnce() -> Result<(), ScanError>,
 ) -> Result<f64, ScanError> {
-    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
     super::hold::before_timed_work(stream)?;
     if super::hold::ruler() == super::hold::Ruler::HostTime {
         let started = std::time::Instant::now();
@@ -193,6 +192,7 @@ pub fn time(
             .map_err(|e| driver("waiting for the timed work", e))?;
         return Ok(ms);
     }
+    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
     let start = stream
         .record_event(flags)
         .map_err(|e| driver("recording a timing event", e))?;
