@@ -24,6 +24,9 @@ only to [0, 2t]). `+bulk` loads a full tile with bulk copies (cp.async.bulk) str
 shared memory, each lane its own run (forward scans whose padded rows are 16-byte multiples).
 `+gradedR` gives the first R tiles half a tile each (a graded schedule; those go through the
 bounds-checked path); `+vgradedR` keeps them on the vector path, the tile's last warps idle.
+`+lbN` (N a multiple of 32) makes the look-back read N predecessors' statuses a round trip, in
+windows of 32 used nearest first, and prints how many polls found a window not ready and how
+many windows a tile folded (`+lb32` is the emitted algorithm, counted).
 """
 import os
 import re
@@ -95,6 +98,68 @@ BULK_LOAD = r"""    if (!IS_PARTIAL) {
         } while (!done);
     } else {"""
 
+DEEP_LOOK_BACK = r"""
+// Probe (+lbD): the look-back polls D windows of 32 predecessors at once (one round trip reads
+// 32 * D statuses) and uses them nearest first while each is wholly ready. Probed builds count,
+// per tile, the polls that found a window not ready and the windows folded.
+#ifdef SCAN_PROBED
+extern "C" __device__ unsigned int scan_lb_stats[2 * 65536];
+#endif
+template <u32 D>
+__device__ __forceinline__ T scan_look_back_deep(const ScanTileState& ts, u32 tile, u32 epoch, u32 lane) {
+    i64 window_end = (i64)tile;
+    T prefix = scan_identity();
+    bool have_prefix = false;
+    u32 not_ready = 0, windows = 0;
+    for (;;) {
+        ScanPolledStatus word[D];
+        u32 state[D];
+        i64 pred[D];
+#pragma unroll
+        for (u32 d = 0; d < D; ++d) {
+            pred[d] = window_end - (i64)(SCAN_WARP_THREADS * (d + 1)) + (i64)lane;
+            const u32 slot = pred[d] >= 0 ? (u32)pred[d] : 0u;
+            const u32 polled = ts.poll(slot, epoch, word[d]);
+            state[d] = pred[d] >= 0 ? polled : SCAN_STATUS_INCLUSIVE;
+        }
+        if (!__all_sync(0xffffffffu, state[0] != SCAN_STATUS_NOT_READY)) {
+            ++not_ready;
+            scan_look_back_pause();
+            continue;
+        }
+        bool done = false;
+#pragma unroll
+        for (u32 d = 0; d < D; ++d) {
+            if (d > 0 && !__all_sync(0xffffffffu, state[d] != SCAN_STATUS_NOT_READY)) {
+                break;
+            }
+            const T v = ts.value(word[d]);
+            const T value = pred[d] >= 0 ? v : scan_identity();
+            const u32 inclusive_lanes = __ballot_sync(0xffffffffu, state[d] == SCAN_STATUS_INCLUSIVE);
+            const u32 nearest = inclusive_lanes != 0 ? 31 - __clz(inclusive_lanes) : 0u;
+            const T window = scan_shfl_idx(scan_warp_suffix_reduce<SCAN_WARP_THREADS>(value, lane), nearest);
+            prefix = have_prefix ? scan_combine(window, prefix) : window;
+            have_prefix = true;
+            ++windows;
+            if (inclusive_lanes != 0) {
+                done = true;
+                break;
+            }
+            window_end -= SCAN_WARP_THREADS;
+        }
+        if (done) {
+#ifdef SCAN_PROBED
+            if (lane == 0 && tile < 65536) {
+                scan_lb_stats[2 * tile] = not_ready;
+                scan_lb_stats[2 * tile + 1] = windows;
+            }
+#endif
+            return prefix;
+        }
+    }
+}
+"""
+
 SPIN_END = None  # device buffer the spin kernel writes its end time to (main)
 
 
@@ -104,7 +169,7 @@ def spin_then(spin):
 
 def instrument(src: str) -> str:
     kernel_at = src.index('extern "C" __global__ void SCAN_LAUNCH_BOUNDS')
-    head, body = src[:kernel_at], src[kernel_at:]
+    head, body = "#define SCAN_PROBED 1\n" + src[:kernel_at], src[kernel_at:]
     head += (
         'extern "C" __device__ unsigned long long scan_probe[8 * 65536];\n'
         "__device__ __forceinline__ unsigned long long scan_probe_now() {\n"
@@ -213,13 +278,10 @@ def device_time(launch, spin, reps):
     return float(np.median(times))
 
 
-def run(path, log2n, spin):
-    path, *changes = path.split("+")
-    src = open(path).read()
+def transform(src, changes):
+    """The emitted kernel `src` with the probe's `+changes` applied (see the module's doc)."""
     if "spec" in changes:
         src = speculate(src)
-    # Resident tiles (tile t in block t) must launch cooperatively: every block resident at once.
-    coop = "    const u32 tile = blockIdx.x;\n" in src
     for change in changes:
         if change.startswith("stagger"):
             # The first wave's tiles start their loads in tile order, N ns apart, so that the
@@ -318,9 +380,28 @@ def run(path, log2n, spin):
             assert call in src
             src = src.replace(call, call + "        if ((u64)tile < SCAN_FIRST_WAVE_BLOCKS_PER_SM * scan_sm_count()) {\n"
                               "            scan_prefetch_own_l2(in, n, (u64)tile);\n        }\n", 1)
+        if re.fullmatch(r"lb\d+", change):
+            # The look-back reads N predecessors' statuses a round trip (N = 32 * D; +lb32 is
+            # the emitted algorithm, counted).
+            assert "constexpr u32 SCAN_LOOK_BACK_WINDOW = 32;" in src, "lb: windows of 32 lanes only"
+            depth = int(change[2:]) // 32
+            call = "        const T prefix = scan_look_back(ts, tile, epoch, lane);\n"
+            assert call in src, "lb: the look-back's call not found"
+            src = src.replace(call, call.replace("scan_look_back(", f"scan_look_back_deep<{depth}>("), 1)
+            at = src.index('extern "C" __global__ void SCAN_LAUNCH_BOUNDS')
+            src = src[:at] + DEEP_LOOK_BACK + src[at:]
         if change.startswith("sleep"):
             # The look-back's pause between polls of a window that is not ready.
             src = re.sub(r"__nanosleep\(\d+\)", f"__nanosleep({int(change[5:])})", src)
+    return src
+
+
+def run(path, log2n, spin):
+    path, *changes = path.split("+")
+    src = open(path).read()
+    src = transform(src, changes)
+    # Resident tiles (tile t in block t) must launch cooperatively: every block resident at once.
+    coop = "    const u32 tile = blockIdx.x;\n" in src
     threads = constant(src, "SCAN_BLOCK_THREADS")
     tile_items = constant(src, "SCAN_TILE_ITEMS")
     words = constant(src, "SCAN_STATUS_WORDS")
@@ -397,6 +478,16 @@ def run(path, log2n, spin):
         d = (t[:, k + 1] - t[:, k]) / 1e3
         print(f"  {phase:18s} median {np.median(d):6.2f} us  max {d.max():6.2f} us (tile {int(d.argmax())})")
     steady_state(t, rounds, spin_end)
+    if any(re.fullmatch(r"lb\d+", c) for c in changes):
+        stats = cp.asnumpy(cp.ndarray((2 * 65536,), dtype=cp.uint32, memptr=probed_mod.get_global("scan_lb_stats")))
+        stats = stats[: 2 * min(tiles, 65536)].reshape(-1, 2)[1:]
+        ends = t[1: len(stats) + 1, 5]
+        middle = np.argsort(ends)[len(ends) // 4: (3 * len(ends)) // 4]
+        first = np.argsort(t[1: len(stats) + 1, 0])[: max(1, len(ends) // 16)]
+        for label, rows in (("first sixteenth", first), ("middle half", middle)):
+            nr, w = stats[rows, 0], stats[rows, 1]
+            print(f"  look-back {label}: not-ready polls median {np.median(nr):.0f} p90 {np.percentile(nr, 90):.0f}; "
+                  f"windows of 32 median {np.median(w):.0f} p90 {np.percentile(w, 90):.0f} max {w.max()}")
     if os.environ.get("TIMELINE_SAVE"):
         # Every tile's probes (ns; columns as PHASES' boundaries, then SM and block), less the
         # launch's wait, for offline study.
