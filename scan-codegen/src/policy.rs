@@ -1003,9 +1003,7 @@ impl TuningPolicy {
     /// blocks, 0.932 with 4 at 5).
     ///
     /// A deferred tile prefix ([`TuningPolicy::defer_tile_prefix`]) comes first: byte max/min
-    /// and products, 2-byte products and half max/min spill with it at 6 blocks per SM. A
-    /// 1-byte prefix scan of the default shape first reads its run back at that cap (see the
-    /// code for why). It may
+    /// and products, 2-byte products and half max/min spill with it at 6 blocks per SM. It may
     /// cost one block, once, down to [`TuningPolicy::DEFERRED_MIN_BLOCKS`]; then the scan
     /// reads its run back from shared memory ([`TuningPolicy::deferred_scan_rereads_run`]);
     /// if the kernel still spills, the deferral goes and the first policy's cap comes back,
@@ -1037,31 +1035,9 @@ impl TuningPolicy {
             // the mid-size shape (first cap 5) reading back beat seeding at 5 (byte products).
             let rereads = direction == crate::Direction::Forward
                 || self.min_blocks_per_sm == first.min_blocks_per_sm;
-            // 1-byte prefix scans of the default shape (byte max, min and products spill at 6
-            // blocks) read back at the first cap before they give up a block, the partial tile
-            // then splitting its run addresses (render.rs, `partial_runs_split`; without it the
-            // partial tile spilled 36 bytes). The block is what separates them from byte sums at
-            // 2^28: u8 sums ran 0.933-0.935 of a copy at 5 blocks against 0.946-0.948 at 6, u8
-            // max and products at 5 blocks 0.929-0.934, u8 max reading back at 6 0.940-0.942
-            // (H100, device time, tile_timeline.py, two rounds; bench/results/h100-session37.md,
-            // call 4). Not the mid-size shape, which starts at the floor (reading back where it
-            // had been seeded, byte max/min lost 0.01-0.05 at 2^24 in session 33), nor suffix
-            // scans (their rungs were measured apart, above), nor half max/min (6 blocks lost
-            // 0.03-0.08 at 2^24, session 33).
-            let rereads_at_first_cap = elem_size == 1
-                && direction == crate::Direction::Forward
-                && first.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS
-                && self.min_blocks_per_sm == first.min_blocks_per_sm
-                && !self.deferred_scan_rereads_run;
-            return Some(if rereads_at_first_cap {
-                TuningPolicy {
-                    deferred_scan_rereads_run: true,
-                    ..*self
-                }
-            } else if gives_a_block {
+            return Some(if gives_a_block {
                 TuningPolicy {
                     min_blocks_per_sm: self.min_blocks_per_sm - 1,
-                    deferred_scan_rereads_run: false,
                     ..*self
                 }
             } else if !self.deferred_scan_rereads_run && rereads {
@@ -1299,11 +1275,10 @@ mod tests {
             }
             shapes
         };
-        // The deferred scan at one block fewer first (a 1-byte prefix scan reads its run back at
-        // the first cap before that), then reading its run back; then the seeded scan (the
-        // prefix no longer deferred) back at the first cap; then word accesses (the shape tuned
-        // before 16-byte ones); then fewer runs; then 768 threads per SM at 6, 5 and 3 blocks;
-        // the wide tile then widens once more.
+        // The deferred scan at one block fewer first, then reading its run back; then the seeded
+        // scan (the prefix no longer deferred) back at the first cap; then word accesses (the
+        // shape tuned before 16-byte ones); then fewer runs; then 768 threads per SM at 6, 5 and
+        // 3 blocks; the wide tile then widens once more.
         type Shape = (u32, u32, u32, u32, bool, bool);
         let default: &[Shape] = &[
             (128, 6, 4, 16, true, false),
@@ -1320,17 +1295,9 @@ mod tests {
         ];
         for size in [1, 2] {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
-            let forward: Vec<Shape> = if size == 1 {
-                [(128, 6, 4, 16, true, false), (128, 6, 4, 16, true, true)]
-                    .into_iter()
-                    .chain(default[1..].iter().copied())
-                    .collect()
-            } else {
-                default.to_vec()
-            };
             assert_eq!(
                 ladder(first, size, Direction::Forward),
-                forward,
+                default,
                 "{size}-byte elements"
             );
             // A suffix scan skips the read-back: one block fewer, then seeded at the first cap.

@@ -87,36 +87,6 @@ fn deferred_scan_rereads_run() {
     }
 }
 
-/// A 1-byte deferred tile reading its run back at the default shape's 6 blocks per SM, as the
-/// register ladder builds byte max, min and products on sm_90: the partial tile splits its run
-/// addresses too (render.rs, `partial_runs_split`).
-#[test]
-fn byte_scan_rereads_run_at_the_first_cap() {
-    let ty = PrimType::U8;
-    let op = BuiltinOp::Max.spec(ty).unwrap();
-    let first = TuningPolicy::for_target(90, Algorithm::SinglePass, op.element.size());
-    assert_eq!(first.min_blocks_per_sm, 6);
-    let policy = TuningPolicy {
-        deferred_scan_rereads_run: true,
-        ..first
-    };
-    let generated =
-        generate(&op, Algorithm::SinglePass, ScanMode::Inclusive, policy).expect("generates");
-    assert!(generated
-        .source
-        .contains("static constexpr bool blocked = scan_smem_blocked_splits();"));
-    let name = snapshot_name(
-        &op.name,
-        ty.name(),
-        Algorithm::SinglePass,
-        ScanMode::Inclusive,
-    );
-    insta::assert_snapshot!(
-        format!("{name}__run-reread-split"),
-        snapshot_source(&generated.source)
-    );
-}
-
 #[test]
 fn struct_op() {
     let op = common::affine_f32();
