@@ -126,6 +126,8 @@ pub enum InputSize {
     Small,
     /// Up to one wave of default tiles: [`TuningPolicy::for_mid_input`].
     Mid,
+    /// 1-byte elements, from there to a few waves: [`TuningPolicy::for_few_waves_input`].
+    FewWaves,
     /// The default shape.
     Large,
 }
@@ -138,6 +140,8 @@ pub struct SizedShapes {
     pub small: bool,
     /// A mid-size shape ([`TuningPolicy::for_mid_input`]).
     pub mid: bool,
+    /// A few-waves shape ([`TuningPolicy::for_few_waves_input`]).
+    pub few_waves: bool,
     /// A fused scan: its small shape serves inputs up to the SM count in default tiles, where
     /// a plain scan's serves fewer than half of it.
     pub fused: bool,
@@ -151,6 +155,9 @@ pub struct InputSizeLimits {
     pub small: Option<u64>,
     /// Inputs above `small` and of at most this many default tiles take the mid-size shape.
     pub mid: Option<u64>,
+    /// Inputs above `mid` (or `small`) and of at most this many default tiles take the
+    /// few-waves shape.
+    pub few_waves: Option<u64>,
 }
 
 impl TuningPolicy {
@@ -743,9 +750,10 @@ impl TuningPolicy {
     /// The shape of a scan of `element`s in shape `variant` (fused with `transform` when
     /// given) for inputs of size class `size` ([`Self::input_size`]): the default
     /// ([`Self::for_scan`]) for large inputs, the small-input shape ([`Self::for_small_input`],
-    /// or [`Self::for_small_transform`] for a fused scan) or the mid-size one
-    /// ([`Self::for_mid_input`]) otherwise. `None` where that shape is not tuned: segmented
-    /// scans have neither, fused scans no mid-size one.
+    /// or [`Self::for_small_transform`] for a fused scan), the mid-size one
+    /// ([`Self::for_mid_input`]) or the few-waves one ([`Self::for_few_waves_input`])
+    /// otherwise. `None` where that shape is not tuned: segmented scans have none of them,
+    /// fused scans only a small one.
     pub fn for_input_size(
         size: InputSize,
         sm: u32,
@@ -765,6 +773,7 @@ impl TuningPolicy {
                 Self::for_small_transform(sm, algorithm, variant, &t.input_sizes(), t.output.size())
             }
             (InputSize::Small, None) => Self::for_small_input(sm, algorithm, element.size()),
+            (InputSize::FewWaves, None) => Self::for_few_waves_input(sm, algorithm, element.size()),
             (_, None) => Self::for_mid_input(sm, algorithm, element.size()),
             (_, Some(_)) => None,
         }
@@ -907,6 +916,43 @@ impl TuningPolicy {
         fits.then_some(policy)
     }
 
+    /// The default tile at the deferral's floor of blocks per SM
+    /// ([`Self::DEFERRED_MIN_BLOCKS`], where the default asks for 6), for inputs of 1-byte
+    /// elements past the mid-size shape's one wave and up to [`Self::FEW_WAVES_INPUT_WAVES`]
+    /// waves of this shape's blocks ([`Self::input_size`]). `None` for other elements, and
+    /// where the mid-size shape does not exist (before sm_90, other algorithms).
+    ///
+    /// How many blocks per SM suit a 1-byte tile depends on how many waves the input makes,
+    /// not on the operator: on an H100 (device time, `tile_timeline.py`,
+    /// bench/results/h100-session37.md, calls 10-12), u8 sums at 2^25 (1024 default tiles, 1.3
+    /// waves of 6-block tiles) ran 0.810-0.822 of a copy at 5 blocks against 0.774-0.787 at 6
+    /// (and 0.779-0.783 in the mid-size shape, 256 x 128 at 5 blocks); at 2^26 (2048 tiles) the
+    /// two agreed (0.873-0.877 / 0.874-0.875), and from 2^27 6 blocks led (0.926-0.929 against
+    /// 0.915-0.916; 0.946-0.948 against 0.933-0.935 at 2^28). Byte max, min and products fit 6
+    /// blocks only reading their run back, which lost them 0.03-0.05 at 2^25 for 0.01 at 2^28
+    /// (call 9); they take 5 blocks in both shapes, so this one serves them the default
+    /// kernel as the register ladder builds it.
+    pub fn for_few_waves_input(
+        sm: u32,
+        algorithm: Algorithm,
+        elem_size: usize,
+    ) -> Option<TuningPolicy> {
+        if elem_size != 1 {
+            return None;
+        }
+        Self::for_mid_input(sm, algorithm, elem_size)?;
+        let large = Self::for_target(sm, algorithm, elem_size);
+        (large.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS).then_some(TuningPolicy {
+            min_blocks_per_sm: Self::DEFERRED_MIN_BLOCKS,
+            ..large
+        })
+    }
+
+    /// Waves of the few-waves shape's blocks ([`Self::DEFERRED_MIN_BLOCKS`] on every SM) up to
+    /// which an input takes that shape ([`Self::input_size`]): 1980 default tiles on an H100,
+    /// just below 2^26 1-byte elements, where 5 and 6 blocks per SM measured alike.
+    pub const FEW_WAVES_INPUT_WAVES: u64 = 3;
+
     /// Whether the small- and mid-size shapes of `elem_size`-byte elements (one wave of tiles)
     /// take resident tiles ([`TuningPolicy::resident_tiles`]): every element but the packed 1-
     /// and 2-byte ones. H100, device time, fraction of a copy, claimed -> resident
@@ -933,7 +979,8 @@ impl TuningPolicy {
     /// Which shape serves an input that the default shape cuts into `tiles` tiles, on a GPU of
     /// `sm_count` multiprocessors where the mid-size shape fits `mid_blocks_per_sm` blocks (its
     /// register cap as built; before it is built, the cap it asks for), given which of the
-    /// smaller shapes exist ([`Self::for_small_input`], [`Self::for_mid_input`]).
+    /// smaller shapes exist ([`Self::for_small_input`], [`Self::for_mid_input`],
+    /// [`Self::for_few_waves_input`]).
     ///
     /// A plain scan's small shape serves inputs of fewer tiles than half the SMs. From there
     /// to one wave of its blocks, the mid-size shape did better than many small tiles (H100:
@@ -944,7 +991,8 @@ impl TuningPolicy {
     /// and 32-byte elements at 2^18 (128 default tiles) took 10.2 and 13.7 us with it against
     /// 14.5 and 20.4 with their small tiles of 512 (H100, device time,
     /// bench/results/h100-mid-size-session28.md). A fused scan (no mid-size shape) takes its
-    /// small shape up to the SM count.
+    /// small shape up to the SM count. Past the mid-size shape, 1-byte elements take the
+    /// few-waves shape up to [`Self::FEW_WAVES_INPUT_WAVES`] waves of its blocks.
     pub fn input_size(
         tiles: u64,
         sm_count: u32,
@@ -956,6 +1004,8 @@ impl TuningPolicy {
             InputSize::Small
         } else if limits.mid.is_some_and(|last| tiles <= last) {
             InputSize::Mid
+        } else if limits.few_waves.is_some_and(|last| tiles <= last) {
+            InputSize::FewWaves
         } else {
             InputSize::Large
         }
@@ -973,7 +1023,15 @@ impl TuningPolicy {
         let small = (shapes.small && small_below > 1).then_some(small_below - 1);
         let one_wave = sms * u64::from(mid_blocks_per_sm.max(1)) * Self::MID_INPUT_WAVES;
         let mid = (shapes.mid && one_wave > small.unwrap_or(0)).then_some(one_wave);
-        InputSizeLimits { small, mid }
+        let few_waves_last =
+            sms * u64::from(Self::DEFERRED_MIN_BLOCKS) * Self::FEW_WAVES_INPUT_WAVES;
+        let few_waves = (shapes.few_waves && few_waves_last > mid.or(small).unwrap_or(0))
+            .then_some(few_waves_last);
+        InputSizeLimits {
+            small,
+            mid,
+            few_waves,
+        }
     }
 
     /// The next shape to try when ptxas had to spill registers to local memory to meet this
@@ -1510,11 +1568,26 @@ mod tests {
             shape(InputSize::Mid, flat, None),
             TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 4)
         );
+        // The few-waves shape: 1-byte elements only.
+        assert!(shape(InputSize::FewWaves, flat, None).is_none());
+        let u8_elem = scan_core::ElementType::Prim(scan_core::PrimType::U8);
+        assert_eq!(
+            TuningPolicy::for_input_size(
+                InputSize::FewWaves,
+                90,
+                Algorithm::SinglePass,
+                &u8_elem,
+                flat.reverse(),
+                None
+            ),
+            TuningPolicy::for_few_waves_input(90, Algorithm::SinglePass, 1)
+        );
         // Segmented scans: the default only.
         let flags = flat.segments(Segments::Flags);
         assert!(shape(InputSize::Large, flags, None).is_some());
         assert!(shape(InputSize::Small, flags, None).is_none());
         assert!(shape(InputSize::Mid, flags, None).is_none());
+        assert!(shape(InputSize::FewWaves, flags, None).is_none());
         // Fused scans: a fused small shape, no mid-size one.
         let lift = scan_core::TransformSpec::identity(&i32_elem);
         let small_fused = shape(InputSize::Small, flat, Some(&lift)).expect("a fused small shape");
@@ -1525,7 +1598,12 @@ mod tests {
     #[test]
     fn input_size_classes_follow_the_default_tiles() {
         use InputSize::*;
-        let shapes = |small, mid, fused| SizedShapes { small, mid, fused };
+        let shapes = |small, mid, fused| SizedShapes {
+            small,
+            mid,
+            few_waves: false,
+            fused,
+        };
         let class =
             |tiles, small, mid| TuningPolicy::input_size(tiles, 132, 6, shapes(small, mid, false));
         // With both extra shapes: small below half the SMs, mid-size up to one wave.
@@ -1551,6 +1629,48 @@ mod tests {
         assert_eq!((limits.small, limits.mid), (Some(65), None));
         let limits = TuningPolicy::input_size_limits(132, 6, shapes(true, false, true));
         assert_eq!((limits.small, limits.mid), (Some(131), None));
+        assert_eq!(limits.few_waves, None);
+        // 1-byte elements: the few-waves shape from one wave of mid-size blocks (5 per SM) to
+        // three waves of its own 5.
+        let bytes = SizedShapes {
+            few_waves: true,
+            ..shapes(true, true, false)
+        };
+        let class = |tiles| TuningPolicy::input_size(tiles, 132, 5, bytes);
+        assert_eq!(class(132 * 5), Mid);
+        assert_eq!(class(132 * 5 + 1), FewWaves);
+        assert_eq!(class(132 * 5 * 3), FewWaves);
+        assert_eq!(class(132 * 5 * 3 + 1), Large);
+        let limits = TuningPolicy::input_size_limits(132, 5, bytes);
+        assert_eq!(limits.few_waves, Some(132 * 5 * 3));
+        // Without a mid-size shape it starts past the small one.
+        let no_mid = SizedShapes {
+            few_waves: true,
+            ..shapes(true, false, false)
+        };
+        assert_eq!(TuningPolicy::input_size(66, 132, 5, no_mid), FewWaves);
+    }
+
+    #[test]
+    fn few_waves_shapes_take_the_default_byte_tile_at_the_deferral_floor() {
+        let large = TuningPolicy::for_target(90, Algorithm::SinglePass, 1);
+        let few = TuningPolicy::for_few_waves_input(90, Algorithm::SinglePass, 1).unwrap();
+        assert_eq!(large.min_blocks_per_sm, 6);
+        assert_eq!(few.min_blocks_per_sm, TuningPolicy::DEFERRED_MIN_BLOCKS);
+        assert_eq!(
+            TuningPolicy {
+                min_blocks_per_sm: large.min_blocks_per_sm,
+                ..few
+            },
+            large,
+            "only the cap differs"
+        );
+        // Other elements, algorithms and older GPUs have none.
+        for size in [2usize, 4, 8, 16] {
+            assert!(TuningPolicy::for_few_waves_input(90, Algorithm::SinglePass, size).is_none());
+        }
+        assert!(TuningPolicy::for_few_waves_input(90, Algorithm::Blelloch, 1).is_none());
+        assert!(TuningPolicy::for_few_waves_input(80, Algorithm::SinglePass, 1).is_none());
     }
 
     #[test]

@@ -240,10 +240,14 @@ fn jobs() -> Vec<Job> {
             }
         }
     }
-    // The runtime's small- and mid-size input shapes (sm_90 single-pass), held to the same
-    // rule as the defaults.
+    // The runtime's small-, mid-size and few-waves input shapes (sm_90 single-pass), held to
+    // the same rule as the defaults.
     for (op, ty) in &ops {
-        for (input, label) in [(InputSize::Small, "small"), (InputSize::Mid, "mid")] {
+        for (input, label) in [
+            (InputSize::Small, "small"),
+            (InputSize::Mid, "mid"),
+            (InputSize::FewWaves, "few_waves"),
+        ] {
             let job = Job {
                 name: format!(
                     "{}__{label}_input",

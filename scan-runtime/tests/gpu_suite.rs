@@ -686,6 +686,83 @@ fn past_one_wave_partial_last_tiles() {
     report.finish("past_one_wave_partial_last_tiles");
 }
 
+/// 1-byte elements past the mid-size shape's one wave take the few-waves shape (the default
+/// tile at 5 blocks per SM) up to `FEW_WAVES_INPUT_WAVES` waves of its blocks, then the
+/// default: the first input of the class (a partial last tile), its last whole tile less a few
+/// elements, and the first input past it, single-pass, every mode, prefix and suffix scans, on
+/// random data, out of place, in place and unaligned.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn byte_inputs_of_a_few_waves() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    let sms = u64::from(gpu.sm_count());
+    let mid_last =
+        sms * u64::from(TuningPolicy::BYTE_MID_INPUT_BLOCKS) * TuningPolicy::MID_INPUT_WAVES;
+    let few_last =
+        sms * u64::from(TuningPolicy::DEFERRED_MIN_BLOCKS) * TuningPolicy::FEW_WAVES_INPUT_WAVES;
+    let sizes = move |tile: u64| {
+        [
+            mid_last * tile + 1,
+            few_last * tile - 5,
+            few_last * tile + 1,
+        ]
+    };
+    run_few_waves::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, sizes);
+    run_few_waves::<Max<i8>>(&gpu, &mut report, "max i8", BuiltinOp::Max, sizes);
+    run_few_waves::<Min<u8>>(&gpu, &mut report, "min u8", BuiltinOp::Min, sizes);
+    run_few_waves::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul, sizes);
+    run_few_waves::<Xor<i8>>(&gpu, &mut report, "xor i8", BuiltinOp::Xor, sizes);
+    report.finish("byte_inputs_of_a_few_waves");
+}
+
+fn run_few_waves<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    op: BuiltinOp,
+    sizes: impl Fn(u64) -> [u64; 3],
+) where
+    Op::Elem: TestValue,
+{
+    let stream = gpu.new_stream().expect("stream");
+    for mode in ScanMode::ALL {
+        for reverse in [false, true] {
+            let direction = if reverse { "reverse" } else { "forward" };
+            let case = format!("{label} {mode} {direction}");
+            let options = opts(Algorithm::SinglePass, mode);
+            let options = if reverse { options.reverse() } else { options };
+            let Some(mut scanner) = scanner_or_fail::<Op>(gpu, report, &case, options) else {
+                continue;
+            };
+            let mut rng = Rng::new(&case);
+            for n in sizes(scanner.tile_items()) {
+                let data: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+                let case = format!("{case} n={n}");
+                if reverse {
+                    // A suffix scan of `data` is the prefix scan of it back to front, back to
+                    // front.
+                    let reversed: Vec<Op::Elem> = data.iter().rev().copied().collect();
+                    let mut expected = reversed.clone();
+                    cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+                    expected.reverse();
+                    check_scans_against(
+                        &mut scanner,
+                        &stream,
+                        report,
+                        &case,
+                        &data,
+                        &expected,
+                        true,
+                    );
+                } else {
+                    check_scans(&mut scanner, &stream, report, &case, &data, mode, true);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn non_commutative_struct_op_keeps_order() {

@@ -24,9 +24,10 @@ pub(crate) struct ScanEngine {
     gpu: Gpu,
     loaded: Arc<LoadedScan>,
     tile: u64,
-    /// The variants for inputs too small for `loaded`'s tiles to fill the GPU
-    /// (`TuningPolicy::for_small_input`, `TuningPolicy::for_mid_input`, chosen by
-    /// `TuningPolicy::input_size`): each its key until first used, then its module.
+    /// The variants for inputs of a few waves of `loaded`'s tiles or fewer
+    /// (`TuningPolicy::for_small_input`, `TuningPolicy::for_mid_input`,
+    /// `TuningPolicy::for_few_waves_input`, chosen by `TuningPolicy::input_size`): each its
+    /// key until first used, then its module.
     shapes: InputShapes<SizedVariant>,
     workspace: Workspace,
     /// Bytes of one element (the level buffers hold elements).
@@ -41,6 +42,7 @@ pub(crate) struct ScanEngine {
 pub(crate) struct InputShapes<T> {
     pub(crate) small: T,
     pub(crate) mid: T,
+    pub(crate) few_waves: T,
 }
 
 impl<T> InputShapes<T> {
@@ -49,6 +51,7 @@ impl<T> InputShapes<T> {
         match class {
             InputSize::Small => Some(&mut self.small),
             InputSize::Mid => Some(&mut self.mid),
+            InputSize::FewWaves => Some(&mut self.few_waves),
             InputSize::Large => None,
         }
     }
@@ -121,6 +124,7 @@ impl ScanEngine {
             shapes: InputShapes {
                 small: SizedVariant::new(shapes.small),
                 mid: SizedVariant::new(shapes.mid),
+                few_waves: SizedVariant::new(shapes.few_waves),
             },
             workspace: Workspace::new(),
             elem_bytes,
@@ -250,7 +254,7 @@ impl ScanEngine {
 
     /// The kernel for an input of `n` elements and its tile: the small- or mid-size variant
     /// when the default tiles would not fill the GPU (`TuningPolicy::input_size`; the scan is
-    /// then latency-bound), loaded on first use (not allowed inside a capture); else the
+    /// then latency-bound), or the few-waves one (1-byte elements), loaded on first use (not allowed inside a capture); else the
     /// default. All share the tile state: its layout does not depend on the tile size.
     pub(crate) fn variant_for(
         &mut self,
@@ -294,6 +298,7 @@ impl ScanEngine {
         SizedShapes {
             small: self.shapes.small.exists(),
             mid: self.shapes.mid.exists(),
+            few_waves: self.shapes.few_waves.exists(),
             fused: self.loaded.generated.transform.is_some(),
         }
     }
@@ -316,7 +321,7 @@ impl ScanEngine {
             self.mid_blocks_per_sm(),
             self.sized_shapes(),
         );
-        [limits.small, limits.mid]
+        [limits.small, limits.mid, limits.few_waves]
             .into_iter()
             .flatten()
             .map(|tiles| tiles * self.tile)
