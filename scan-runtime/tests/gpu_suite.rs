@@ -690,7 +690,9 @@ fn past_one_wave_partial_last_tiles() {
 /// tile at 5 blocks per SM) up to `FEW_WAVES_INPUT_WAVES` waves of its blocks, then the
 /// default: the first input of the class (a partial last tile), its last whole tile less a few
 /// elements, and the first input past it, single-pass, every mode, prefix and suffix scans, on
-/// random data, out of place, in place and unaligned.
+/// random data, out of place, in place and unaligned. (Sums and xor take the few-waves kernel
+/// there; max, min and products, whose default the register ladder builds at 5 blocks already,
+/// keep the default: `ScanEngine::few_waves_takes_a_block`.)
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn byte_inputs_of_a_few_waves() {

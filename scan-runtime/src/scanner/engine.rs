@@ -298,9 +298,24 @@ impl ScanEngine {
         SizedShapes {
             small: self.shapes.small.exists(),
             mid: self.shapes.mid.exists(),
-            few_waves: self.shapes.few_waves.exists(),
+            few_waves: self.shapes.few_waves.exists() && self.few_waves_takes_a_block(),
             fused: self.loaded.generated.transform.is_some(),
         }
+    }
+
+    /// Whether the default kernel as built holds more blocks per SM than the few-waves shape
+    /// asks for. That shape only takes a block away from the default (`TuningPolicy::
+    /// for_few_waves_input`); where the register ladder built the default at its cap already
+    /// (byte max, min and products), the default serves those inputs: on an H100 at 2^25 the
+    /// two measured 0.806-0.824 of a copy either way, the default's side the higher
+    /// (BENCHMARKS.md, session 37).
+    fn few_waves_takes_a_block(&self) -> bool {
+        let asks = match &self.shapes.few_waves {
+            SizedVariant::Loaded(loaded, _) => loaded.generated.policy.min_blocks_per_sm,
+            SizedVariant::NotLoaded(key) => key.policy.min_blocks_per_sm,
+            SizedVariant::None => return false,
+        };
+        self.loaded.generated.policy.min_blocks_per_sm > asks
     }
 
     /// Blocks per SM of the mid-size shape: its register cap as built, or before it is built
