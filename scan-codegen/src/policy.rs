@@ -928,10 +928,11 @@ impl TuningPolicy {
     /// waves of 6-block tiles) ran 0.810-0.822 of a copy at 5 blocks against 0.774-0.787 at 6
     /// (and 0.779-0.783 in the mid-size shape, 256 x 128 at 5 blocks); at 2^26 (2048 tiles) the
     /// two agreed (0.873-0.877 / 0.874-0.875), and from 2^27 6 blocks led (0.926-0.929 against
-    /// 0.915-0.916; 0.946-0.948 against 0.933-0.935 at 2^28). Byte max, min and products fit 6
-    /// blocks only reading their run back, which lost them 0.03-0.05 at 2^25 for 0.01 at 2^28
-    /// (call 9); they take 5 blocks in both shapes, so this one serves them the default
-    /// kernel as the register ladder builds it.
+    /// 0.915-0.916; 0.946-0.948 against 0.933-0.935 at 2^28); beside the build before it (call
+    /// 13), u8 and i8 sums and xor at 2^25 went from 0.781-0.797 to 0.822-0.847. Byte max, min
+    /// and products fit 6 blocks only reading their run back, which lost them 0.03-0.05 at 2^25
+    /// for 0.01 at 2^28 (call 9), so the register ladder builds their default at 5 already and
+    /// the runtime keeps the default for them (`ScanEngine::few_waves_takes_a_block`).
     pub fn for_few_waves_input(
         sm: u32,
         algorithm: Algorithm,
@@ -948,9 +949,10 @@ impl TuningPolicy {
         })
     }
 
-    /// Waves of the few-waves shape's blocks ([`Self::DEFERRED_MIN_BLOCKS`] on every SM) up to
-    /// which an input takes that shape ([`Self::input_size`]): 1980 default tiles on an H100,
-    /// just below 2^26 1-byte elements, where 5 and 6 blocks per SM measured alike.
+    /// Waves of the few-waves shape's blocks (the [`Self::DEFERRED_MIN_BLOCKS`] it asks for, on
+    /// every SM) up to which an input takes that shape ([`Self::input_size`]): 1980 default
+    /// tiles on an H100, just below 2^26 1-byte elements, where 5 and 6 blocks per SM measured
+    /// alike.
     pub const FEW_WAVES_INPUT_WAVES: u64 = 3;
 
     /// Whether the small- and mid-size shapes of `elem_size`-byte elements (one wave of tiles)
