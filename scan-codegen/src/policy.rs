@@ -919,8 +919,8 @@ impl TuningPolicy {
     /// The default tile at the deferral's floor of blocks per SM
     /// ([`Self::DEFERRED_MIN_BLOCKS`], where the default asks for 6), for inputs of 1-byte
     /// elements past the mid-size shape's one wave and up to [`Self::FEW_WAVES_INPUT_WAVES`]
-    /// waves of this shape's blocks ([`Self::input_size`]). `None` for other elements, and
-    /// where the mid-size shape does not exist (before sm_90, other algorithms).
+    /// waves of this shape's blocks ([`Self::input_size`]). sm_90 single-pass scans of 1-byte
+    /// elements only (as the mid-size shape it follows).
     ///
     /// How many blocks per SM suit a 1-byte tile depends on how many waves the input makes,
     /// not on the operator: on an H100 (device time, `tile_timeline.py`,
@@ -938,10 +938,9 @@ impl TuningPolicy {
         algorithm: Algorithm,
         elem_size: usize,
     ) -> Option<TuningPolicy> {
-        if elem_size != 1 {
+        if sm < 90 || algorithm != Algorithm::SinglePass || elem_size != 1 {
             return None;
         }
-        Self::for_mid_input(sm, algorithm, elem_size)?;
         let large = Self::for_target(sm, algorithm, elem_size);
         (large.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS).then_some(TuningPolicy {
             min_blocks_per_sm: Self::DEFERRED_MIN_BLOCKS,

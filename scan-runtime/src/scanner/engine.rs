@@ -72,6 +72,16 @@ impl SizedVariant {
         !matches!(self, SizedVariant::None)
     }
 
+    /// Blocks per SM of the variant: its register cap as built, or before it is built the cap
+    /// it asks for (`None`: no such variant).
+    fn blocks_per_sm(&self) -> Option<u32> {
+        match self {
+            SizedVariant::Loaded(loaded, _) => Some(loaded.generated.policy.min_blocks_per_sm),
+            SizedVariant::NotLoaded(key) => Some(key.policy.min_blocks_per_sm),
+            SizedVariant::None => None,
+        }
+    }
+
     /// Loads the variant if it is not yet (not inside a capture: that is an error naming
     /// `prepare`, for an input of `n` elements).
     fn load(&mut self, gpu: &Gpu, n: u64, capture: Capture) -> Result<(), ScanError> {
@@ -254,8 +264,9 @@ impl ScanEngine {
 
     /// The kernel for an input of `n` elements and its tile: the small- or mid-size variant
     /// when the default tiles would not fill the GPU (`TuningPolicy::input_size`; the scan is
-    /// then latency-bound), or the few-waves one (1-byte elements), loaded on first use (not allowed inside a capture); else the
-    /// default. All share the tile state: its layout does not depend on the tile size.
+    /// then latency-bound), or the few-waves one (1-byte elements), loaded on first use (not
+    /// allowed inside a capture); else the default. All share the tile state: its layout does
+    /// not depend on the tile size.
     pub(crate) fn variant_for(
         &mut self,
         n: u64,
@@ -310,22 +321,17 @@ impl ScanEngine {
     /// two measured 0.806-0.824 of a copy either way, the default's side the higher
     /// (BENCHMARKS.md, session 37).
     fn few_waves_takes_a_block(&self) -> bool {
-        let asks = match &self.shapes.few_waves {
-            SizedVariant::Loaded(loaded, _) => loaded.generated.policy.min_blocks_per_sm,
-            SizedVariant::NotLoaded(key) => key.policy.min_blocks_per_sm,
-            SizedVariant::None => return false,
-        };
-        self.loaded.generated.policy.min_blocks_per_sm > asks
+        let default = self.loaded.generated.policy.min_blocks_per_sm;
+        self.shapes
+            .few_waves
+            .blocks_per_sm()
+            .is_some_and(|few| default > few)
     }
 
     /// Blocks per SM of the mid-size shape: its register cap as built, or before it is built
     /// the cap it asks for.
     fn mid_blocks_per_sm(&self) -> u32 {
-        match &self.shapes.mid {
-            SizedVariant::Loaded(loaded, _) => loaded.generated.policy.min_blocks_per_sm,
-            SizedVariant::NotLoaded(key) => key.policy.min_blocks_per_sm,
-            SizedVariant::None => 1,
-        }
+        self.shapes.mid.blocks_per_sm().unwrap_or(1)
     }
 
     /// The largest input each extra variant scans, as far as is known before it is built (so
