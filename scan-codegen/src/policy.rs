@@ -130,6 +130,8 @@ pub enum InputSize {
     FewWaves,
     /// The default shape.
     Large,
+    /// 1-byte prefix scans of many waves: [`TuningPolicy::for_many_waves_input`].
+    ManyWaves,
 }
 
 /// Which smaller shapes a scan has beside its default ([`TuningPolicy::input_size`]).
@@ -142,6 +144,8 @@ pub struct SizedShapes {
     pub mid: bool,
     /// A few-waves shape ([`TuningPolicy::for_few_waves_input`]).
     pub few_waves: bool,
+    /// A many-waves shape ([`TuningPolicy::for_many_waves_input`]).
+    pub many_waves: bool,
     /// A fused scan: its small shape serves inputs up to the SM count in default tiles, where
     /// a plain scan's serves fewer than half of it.
     pub fused: bool,
@@ -158,6 +162,8 @@ pub struct InputSizeLimits {
     /// Inputs above `mid` (or `small`) and of at most this many default tiles take the
     /// few-waves shape.
     pub few_waves: Option<u64>,
+    /// Inputs of more than this many default tiles take the many-waves shape.
+    pub many_waves_above: Option<u64>,
 }
 
 impl TuningPolicy {
@@ -751,9 +757,9 @@ impl TuningPolicy {
     /// given) for inputs of size class `size` ([`Self::input_size`]): the default
     /// ([`Self::for_scan`]) for large inputs, the small-input shape ([`Self::for_small_input`],
     /// or [`Self::for_small_transform`] for a fused scan), the mid-size one
-    /// ([`Self::for_mid_input`]) or the few-waves one ([`Self::for_few_waves_input`])
-    /// otherwise. `None` where that shape is not tuned: segmented scans have none of them,
-    /// fused scans only a small one.
+    /// ([`Self::for_mid_input`]), the few-waves one ([`Self::for_few_waves_input`]) or the
+    /// many-waves one ([`Self::for_many_waves_input`]) otherwise. `None` where that shape is
+    /// not tuned: segmented scans have none of them, fused scans only a small one.
     pub fn for_input_size(
         size: InputSize,
         sm: u32,
@@ -774,6 +780,9 @@ impl TuningPolicy {
             }
             (InputSize::Small, None) => Self::for_small_input(sm, algorithm, element.size()),
             (InputSize::FewWaves, None) => Self::for_few_waves_input(sm, algorithm, element.size()),
+            (InputSize::ManyWaves, None) => {
+                Self::for_many_waves_input(sm, algorithm, element.size(), variant.direction)
+            }
             (_, None) => Self::for_mid_input(sm, algorithm, element.size()),
             (_, Some(_)) => None,
         }
@@ -954,6 +963,51 @@ impl TuningPolicy {
     /// alike.
     pub const FEW_WAVES_INPUT_WAVES: u64 = 3;
 
+    /// The default tile at the default's cap of blocks per SM (6 on sm_90), its deferred scan
+    /// reading its run back ([`Self::deferred_scan_rereads_run`]), for 1-byte prefix scans of
+    /// more than [`Self::MANY_WAVES_INPUT_TILES_PER_SM`] default tiles an SM
+    /// ([`Self::input_size`]). sm_90 single-pass only.
+    ///
+    /// Byte max, min and products spill at 6 blocks unless their deferred scan reads its run
+    /// back, so the register ladder builds their default at 5 (byte sums and xor need no
+    /// read-back and hold 6). The sixth block is what separates them from byte sums on long
+    /// inputs, and it costs on shorter ones (H100, device time, bench/results/h100-session37.md,
+    /// `tile_timeline.py`, two or three rounds): at 2^28, u8 sums ran 0.946-0.948 of a copy at
+    /// 6 blocks and 0.933-0.935 at 5, u8 max 0.929-0.934 at 5 (call 4); the default reading
+    /// back at 6 took byte max/min/products from 0.929-0.942 to 0.940-0.948 at 2^28 and by
+    /// +0.000-0.008 at 2^27, but lost 0.005-0.015 at 2^26 and 0.03-0.05 at 2^25 (calls 8-9).
+    /// Suffix scans keep the default: their ladder was measured apart (seeding at 6 blocks beat
+    /// reading back at 5 for half max/min, session 33) and the read-back at 6 was not measured
+    /// reversed. Where the ladder gives the block up anyway (a kernel that spills reading back
+    /// at 6), the runtime keeps the default (`ScanEngine::many_waves_adds_a_block`).
+    pub fn for_many_waves_input(
+        sm: u32,
+        algorithm: Algorithm,
+        elem_size: usize,
+        direction: crate::Direction,
+    ) -> Option<TuningPolicy> {
+        if sm < 90
+            || algorithm != Algorithm::SinglePass
+            || elem_size != 1
+            || direction != crate::Direction::Forward
+        {
+            return None;
+        }
+        let large = Self::for_target(sm, algorithm, elem_size);
+        (large.defer_tile_prefix && large.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS).then_some(
+            TuningPolicy {
+                deferred_scan_rereads_run: true,
+                ..large
+            },
+        )
+    }
+
+    /// Default tiles an SM past which a 1-byte prefix scan takes the many-waves shape
+    /// ([`Self::for_many_waves_input`], [`Self::input_size`]): four waves of the default's 6
+    /// blocks per SM, 3168 tiles (2^26.6 elements) on an H100, between 2^26, where reading back
+    /// at 6 blocks lost, and 2^27, where it no longer did.
+    pub const MANY_WAVES_INPUT_TILES_PER_SM: u64 = 24;
+
     /// Whether the small- and mid-size shapes of `elem_size`-byte elements (one wave of tiles)
     /// take resident tiles ([`TuningPolicy::resident_tiles`]): every element but the packed 1-
     /// and 2-byte ones. H100, device time, fraction of a copy, claimed -> resident
@@ -993,7 +1047,9 @@ impl TuningPolicy {
     /// 14.5 and 20.4 with their small tiles of 512 (H100, device time,
     /// bench/results/h100-mid-size-session28.md). A fused scan (no mid-size shape) takes its
     /// small shape up to the SM count. Past the mid-size shape, 1-byte elements take the
-    /// few-waves shape up to [`Self::FEW_WAVES_INPUT_WAVES`] waves of its blocks.
+    /// few-waves shape up to [`Self::FEW_WAVES_INPUT_WAVES`] waves of its blocks, and 1-byte
+    /// prefix scans the many-waves shape past [`Self::MANY_WAVES_INPUT_TILES_PER_SM`] tiles an
+    /// SM.
     pub fn input_size(
         tiles: u64,
         sm_count: u32,
@@ -1007,13 +1063,16 @@ impl TuningPolicy {
             InputSize::Mid
         } else if limits.few_waves.is_some_and(|last| tiles <= last) {
             InputSize::FewWaves
+        } else if limits.many_waves_above.is_some_and(|first| tiles > first) {
+            InputSize::ManyWaves
         } else {
             InputSize::Large
         }
     }
 
-    /// The largest default-tile counts the small and the mid-size shape serve under
-    /// [`Self::input_size`]'s rule (`None`: that shape serves no input).
+    /// The largest default-tile counts the small, the mid-size and the few-waves shape serve,
+    /// and the count past which the many-waves shape serves, under [`Self::input_size`]'s rule
+    /// (`None`: that shape serves no input).
     pub fn input_size_limits(
         sm_count: u32,
         mid_blocks_per_sm: u32,
@@ -1028,10 +1087,15 @@ impl TuningPolicy {
             sms * u64::from(Self::DEFERRED_MIN_BLOCKS) * Self::FEW_WAVES_INPUT_WAVES;
         let few_waves = (shapes.few_waves && few_waves_last > mid.or(small).unwrap_or(0))
             .then_some(few_waves_last);
+        let many_waves_above = shapes.many_waves.then(|| {
+            (sms * Self::MANY_WAVES_INPUT_TILES_PER_SM)
+                .max(few_waves.or(mid).or(small).unwrap_or(0))
+        });
         InputSizeLimits {
             small,
             mid,
             few_waves,
+            many_waves_above,
         }
     }
 
@@ -1603,6 +1667,7 @@ mod tests {
             small,
             mid,
             few_waves: false,
+            many_waves: false,
             fused,
         };
         let class =
@@ -1650,6 +1715,74 @@ mod tests {
             ..shapes(true, false, false)
         };
         assert_eq!(TuningPolicy::input_size(66, 132, 5, no_mid), FewWaves);
+        assert_eq!(limits.many_waves_above, None);
+        // 1-byte prefix scans: the default from there to 24 tiles an SM, the many-waves shape
+        // past it.
+        let long = SizedShapes {
+            many_waves: true,
+            ..bytes
+        };
+        let class = |tiles| TuningPolicy::input_size(tiles, 132, 5, long);
+        assert_eq!(class(132 * 5 * 3), FewWaves);
+        assert_eq!(class(132 * 5 * 3 + 1), Large);
+        assert_eq!(class(132 * 24), Large);
+        assert_eq!(class(132 * 24 + 1), ManyWaves);
+        assert_eq!(class(1 << 40), ManyWaves);
+        let limits = TuningPolicy::input_size_limits(132, 5, long);
+        assert_eq!(limits.many_waves_above, Some(132 * 24));
+        // It never takes an input a smaller shape serves (a GPU of one SM).
+        let limits = TuningPolicy::input_size_limits(1, 5, long);
+        assert_eq!(limits.few_waves, Some(15));
+        assert_eq!(limits.many_waves_above, Some(24));
+        let tiny_mid = TuningPolicy::input_size_limits(1, 30, long);
+        assert_eq!(tiny_mid.mid, Some(30));
+        assert_eq!(tiny_mid.many_waves_above, Some(30));
+    }
+
+    #[test]
+    fn many_waves_shapes_read_the_byte_run_back_at_the_first_cap() {
+        let large = TuningPolicy::for_target(90, Algorithm::SinglePass, 1);
+        let many =
+            TuningPolicy::for_many_waves_input(90, Algorithm::SinglePass, 1, Direction::Forward)
+                .unwrap();
+        assert_eq!(many.min_blocks_per_sm, 6);
+        assert!(many.defer_tile_prefix && many.deferred_scan_rereads_run);
+        assert_eq!(
+            TuningPolicy {
+                deferred_scan_rereads_run: false,
+                ..many
+            },
+            large,
+            "only the read-back differs"
+        );
+        // Suffix scans, other elements, algorithms and older GPUs have none.
+        let none = |sm, algorithm, size, direction| {
+            TuningPolicy::for_many_waves_input(sm, algorithm, size, direction).is_none()
+        };
+        assert!(none(90, Algorithm::SinglePass, 1, Direction::Reverse));
+        for size in [2usize, 4, 8, 16] {
+            assert!(none(90, Algorithm::SinglePass, size, Direction::Forward));
+        }
+        assert!(none(90, Algorithm::Blelloch, 1, Direction::Forward));
+        assert!(none(80, Algorithm::SinglePass, 1, Direction::Forward));
+        // Through the size class: a flat prefix scan, not a reversed or a segmented one.
+        let u8_elem = scan_core::ElementType::Prim(scan_core::PrimType::U8);
+        let shape = |variant| {
+            TuningPolicy::for_input_size(
+                InputSize::ManyWaves,
+                90,
+                Algorithm::SinglePass,
+                &u8_elem,
+                variant,
+                None,
+            )
+        };
+        assert_eq!(shape(crate::ScanVariant::FLAT), Some(many));
+        assert_eq!(shape(crate::ScanVariant::FLAT.reverse()), None);
+        assert_eq!(
+            shape(crate::ScanVariant::FLAT.segments(crate::Segments::Flags)),
+            None
+        );
     }
 
     #[test]

@@ -701,9 +701,17 @@ fn render_scan(
     ctx.insert("item_path_suffix", item_path_suffix);
     ctx.insert("word_combine", &word_combine);
     ctx.insert("deferred_prefix", &deferred_prefix);
+    let deferred_rereads_run = deferred_prefix && policy.deferred_scan_rereads_run;
+    ctx.insert("deferred_rereads_run", &deferred_rereads_run);
+    // A run read back above the deferral's floor of blocks (1-byte tiles of many waves,
+    // TuningPolicy::for_many_waves_input): the partial tile splits its run addresses as full
+    // tiles do, or it alone spills (36 bytes for u8 max at 6 blocks per SM). At the floor (half
+    // max/min, the mid-size shapes) it keeps the summed addresses: splitting them there let byte
+    // max/min's mid-size shape read back where it had been seeded, and lose 0.01-0.05 of a copy
+    // at 2^24 (BENCHMARKS.md, session 33).
     ctx.insert(
-        "deferred_rereads_run",
-        &(deferred_prefix && policy.deferred_scan_rereads_run),
+        "partial_runs_split",
+        &(deferred_rereads_run && policy.min_blocks_per_sm > TuningPolicy::DEFERRED_MIN_BLOCKS),
     );
     ctx.insert("items_in_tile", &items_in_tile);
     ctx.insert("pad_every", &pad_every);

@@ -240,13 +240,14 @@ fn jobs() -> Vec<Job> {
             }
         }
     }
-    // The runtime's small-, mid-size and few-waves input shapes (sm_90 single-pass), held to
+    // The runtime's small-, mid-size, few-waves and many-waves input shapes (sm_90 single-pass), held to
     // the same rule as the defaults.
     for (op, ty) in &ops {
         for (input, label) in [
             (InputSize::Small, "small"),
             (InputSize::Mid, "mid"),
             (InputSize::FewWaves, "few_waves"),
+            (InputSize::ManyWaves, "many_waves"),
         ] {
             let job = Job {
                 name: format!(

@@ -87,6 +87,39 @@ fn deferred_scan_rereads_run() {
     }
 }
 
+/// A 1-byte deferred tile reading its run back at the default's 6 blocks per SM, as the
+/// many-waves shape builds byte max, min and products on sm_90 (policy
+/// for_many_waves_input): the partial tile splits its run addresses too (render.rs,
+/// `partial_runs_split`).
+#[test]
+fn byte_scan_of_many_waves_rereads_run() {
+    let ty = PrimType::U8;
+    let op = BuiltinOp::Max.spec(ty).unwrap();
+    let policy = TuningPolicy::for_many_waves_input(
+        90,
+        Algorithm::SinglePass,
+        op.element.size(),
+        scan_codegen::Direction::Forward,
+    )
+    .expect("1-byte prefix scans have a many-waves shape");
+    assert_eq!(policy.min_blocks_per_sm, 6);
+    let generated =
+        generate(&op, Algorithm::SinglePass, ScanMode::Inclusive, policy).expect("generates");
+    assert!(generated
+        .source
+        .contains("static constexpr bool blocked = scan_smem_blocked_splits();"));
+    let name = snapshot_name(
+        &op.name,
+        ty.name(),
+        Algorithm::SinglePass,
+        ScanMode::Inclusive,
+    );
+    insta::assert_snapshot!(
+        format!("{name}__many-waves"),
+        snapshot_source(&generated.source)
+    );
+}
+
 #[test]
 fn struct_op() {
     let op = common::affine_f32();

@@ -246,9 +246,9 @@ impl Gpu {
             .supported_by(opts.algorithm)
             .map_err(|why| ScanError::Codegen(CodegenError::InvalidVariant(why)))?;
         let policy = opts.resolved_policy(self.inner.sm, &op.element, transform.as_ref());
-        // With the default tuning, small and mid-size inputs (and 1-byte inputs of a few waves)
-        // get kernels of their own shapes too, built on first use (tuned for unsegmented scans
-        // only; a fused scan's small shape is a fused shape).
+        // With the default tuning, small and mid-size inputs (and 1-byte inputs of a few or of
+        // many waves) get kernels of their own shapes too, built on first use (tuned for
+        // unsegmented scans only; a fused scan's small shape is a fused shape).
         let key = ModuleKey {
             op,
             algorithm: opts.algorithm,
@@ -276,6 +276,7 @@ impl Gpu {
             small: sized_key(InputSize::Small),
             mid: sized_key(InputSize::Mid),
             few_waves: sized_key(InputSize::FewWaves),
+            many_waves: sized_key(InputSize::ManyWaves),
         };
         let loaded = self.load(key)?;
         Ok(ScanEngine::new(self.clone(), loaded, shapes, identity))

@@ -26,7 +26,8 @@ pub(crate) struct ScanEngine {
     tile: u64,
     /// The variants for inputs of a few waves of `loaded`'s tiles or fewer
     /// (`TuningPolicy::for_small_input`, `TuningPolicy::for_mid_input`,
-    /// `TuningPolicy::for_few_waves_input`, chosen by `TuningPolicy::input_size`): each its
+    /// `TuningPolicy::for_few_waves_input`) and for 1-byte inputs of many waves
+    /// (`TuningPolicy::for_many_waves_input`), chosen by `TuningPolicy::input_size`: each its
     /// key until first used, then its module.
     shapes: InputShapes<SizedVariant>,
     workspace: Workspace,
@@ -43,6 +44,7 @@ pub(crate) struct InputShapes<T> {
     pub(crate) small: T,
     pub(crate) mid: T,
     pub(crate) few_waves: T,
+    pub(crate) many_waves: T,
 }
 
 impl<T> InputShapes<T> {
@@ -52,6 +54,7 @@ impl<T> InputShapes<T> {
             InputSize::Small => Some(&mut self.small),
             InputSize::Mid => Some(&mut self.mid),
             InputSize::FewWaves => Some(&mut self.few_waves),
+            InputSize::ManyWaves => Some(&mut self.many_waves),
             InputSize::Large => None,
         }
     }
@@ -135,6 +138,7 @@ impl ScanEngine {
                 small: SizedVariant::new(shapes.small),
                 mid: SizedVariant::new(shapes.mid),
                 few_waves: SizedVariant::new(shapes.few_waves),
+                many_waves: SizedVariant::new(shapes.many_waves),
             },
             workspace: Workspace::new(),
             elem_bytes,
@@ -264,8 +268,8 @@ impl ScanEngine {
 
     /// The kernel for an input of `n` elements and its tile: the small- or mid-size variant
     /// when the default tiles would not fill the GPU (`TuningPolicy::input_size`; the scan is
-    /// then latency-bound), or the few-waves one (1-byte elements), loaded on first use (not
-    /// allowed inside a capture); else the default. All share the tile state: its layout does
+    /// then latency-bound), or the few-waves or many-waves one (1-byte elements), loaded on
+    /// first use (not allowed inside a capture); else the default. All share the tile state: its layout does
     /// not depend on the tile size.
     pub(crate) fn variant_for(
         &mut self,
@@ -310,6 +314,7 @@ impl ScanEngine {
             small: self.shapes.small.exists(),
             mid: self.shapes.mid.exists(),
             few_waves: self.shapes.few_waves.exists() && self.few_waves_takes_a_block(),
+            many_waves: self.many_waves_adds_a_block(),
             fused: self.loaded.generated.transform.is_some(),
         }
     }
@@ -328,6 +333,19 @@ impl ScanEngine {
             .is_some_and(|few| default > few)
     }
 
+    /// Whether the many-waves shape holds more blocks per SM than the default kernel as built:
+    /// before it is built, the cap it asks for; built, the cap the register ladder left it
+    /// (`TuningPolicy::for_many_waves_input`). It reads its run back to keep the default's
+    /// first cap where the default gave a block up (byte max, min and products); where the
+    /// default kept it (byte sums and xor) or the shape gave it up too, the default serves.
+    fn many_waves_adds_a_block(&self) -> bool {
+        let default = self.loaded.generated.policy.min_blocks_per_sm;
+        self.shapes
+            .many_waves
+            .blocks_per_sm()
+            .is_some_and(|many| many > default)
+    }
+
     /// Blocks per SM of the mid-size shape: its register cap as built, or before it is built
     /// the cap it asks for.
     fn mid_blocks_per_sm(&self) -> u32 {
@@ -335,7 +353,9 @@ impl ScanEngine {
     }
 
     /// The largest input each extra variant scans, as far as is known before it is built (so
-    /// `prepare` can load every variant an input up to its size may use).
+    /// `prepare` can load every variant an input up to its size may use). The many-waves
+    /// variant has no largest: it serves the longest inputs, so `prepare(n)` loads it through
+    /// `n` itself.
     pub(crate) fn largest_sized_inputs(&self) -> Vec<u64> {
         let limits = TuningPolicy::input_size_limits(
             self.gpu.sm_count(),
