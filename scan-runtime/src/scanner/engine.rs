@@ -28,8 +28,8 @@ pub(crate) struct ScanEngine {
     /// (`TuningPolicy::for_small_input`, `TuningPolicy::for_mid_input`,
     /// `TuningPolicy::for_few_waves_input`) and for 1-byte inputs of many waves
     /// (`TuningPolicy::for_many_waves_input`), chosen by `TuningPolicy::input_size`: each its
-    /// key until first used, then its module.
-    shapes: InputShapes<SizedVariant>,
+    /// key until first used, then its module. (Boxed: a scanner stays small to move around.)
+    shapes: Box<InputShapes<SizedVariant>>,
     workspace: Workspace,
     /// Bytes of one element (the level buffers hold elements).
     elem_bytes: usize,
@@ -134,12 +134,12 @@ impl ScanEngine {
             gpu,
             loaded,
             tile,
-            shapes: InputShapes {
+            shapes: Box::new(InputShapes {
                 small: SizedVariant::new(shapes.small),
                 mid: SizedVariant::new(shapes.mid),
                 few_waves: SizedVariant::new(shapes.few_waves),
                 many_waves: SizedVariant::new(shapes.many_waves),
-            },
+            }),
             workspace: Workspace::new(),
             elem_bytes,
             identity,
