@@ -704,17 +704,17 @@ fn byte_inputs_of_a_few_waves() {
     let few_last =
         sms * u64::from(TuningPolicy::DEFERRED_MIN_BLOCKS) * TuningPolicy::FEW_WAVES_INPUT_WAVES;
     let sizes = move |tile: u64| {
-        [
+        vec![
             mid_last * tile + 1,
             few_last * tile - 5,
             few_last * tile + 1,
         ]
     };
-    run_byte_classes::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, sizes);
-    run_byte_classes::<Max<i8>>(&gpu, &mut report, "max i8", BuiltinOp::Max, sizes);
-    run_byte_classes::<Min<u8>>(&gpu, &mut report, "min u8", BuiltinOp::Min, sizes);
-    run_byte_classes::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul, sizes);
-    run_byte_classes::<Xor<i8>>(&gpu, &mut report, "xor i8", BuiltinOp::Xor, sizes);
+    run_prefix_and_suffix::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, sizes);
+    run_prefix_and_suffix::<Max<i8>>(&gpu, &mut report, "max i8", BuiltinOp::Max, sizes);
+    run_prefix_and_suffix::<Min<u8>>(&gpu, &mut report, "min u8", BuiltinOp::Min, sizes);
+    run_prefix_and_suffix::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul, sizes);
+    run_prefix_and_suffix::<Xor<i8>>(&gpu, &mut report, "xor i8", BuiltinOp::Xor, sizes);
     report.finish("byte_inputs_of_a_few_waves");
 }
 
@@ -730,20 +730,20 @@ fn byte_inputs_of_many_waves() {
     let gpu = gpu();
     let mut report = Report::default();
     let many_above = u64::from(gpu.sm_count()) * TuningPolicy::MANY_WAVES_INPUT_TILES_PER_SM;
-    let sizes = move |tile: u64| [many_above * tile - 7, many_above * tile + 1, (1 << 28) + 33];
-    run_byte_classes::<Max<u8>>(&gpu, &mut report, "max u8", BuiltinOp::Max, sizes);
-    run_byte_classes::<Min<i8>>(&gpu, &mut report, "min i8", BuiltinOp::Min, sizes);
-    run_byte_classes::<Mul<i8>>(&gpu, &mut report, "mul i8", BuiltinOp::Mul, sizes);
-    run_byte_classes::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, sizes);
+    let sizes = move |tile: u64| vec![many_above * tile - 7, many_above * tile + 1, (1 << 28) + 33];
+    run_prefix_and_suffix::<Max<u8>>(&gpu, &mut report, "max u8", BuiltinOp::Max, sizes);
+    run_prefix_and_suffix::<Min<i8>>(&gpu, &mut report, "min i8", BuiltinOp::Min, sizes);
+    run_prefix_and_suffix::<Mul<i8>>(&gpu, &mut report, "mul i8", BuiltinOp::Mul, sizes);
+    run_prefix_and_suffix::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, sizes);
     report.finish("byte_inputs_of_many_waves");
 }
 
-fn run_byte_classes<Op: ScanOp>(
+fn run_prefix_and_suffix<Op: ScanOp>(
     gpu: &Gpu,
     report: &mut Report,
     label: &str,
     op: BuiltinOp,
-    sizes: impl Fn(u64) -> [u64; 3],
+    sizes: impl Fn(u64) -> Vec<u64>,
 ) where
     Op::Elem: TestValue,
 {
@@ -783,6 +783,34 @@ fn run_byte_classes<Op: ScanOp>(
             }
         }
     }
+}
+
+/// A partial last tile of vector-aligned buffers moves its whole vectors as a full tile does and
+/// the one vector its end cuts item by item (tile.cu.tera, `scan_read_vector`): inputs whose last
+/// tile ends 1, 15, 16 and 17 items into it, or 16 and 1 short of its end, in the small shape and
+/// past one wave of default tiles (the default kernel), every mode, prefix and suffix scans (a
+/// suffix scan's buffers stay vector-aligned where n is whole vectors: the 16s), packed and
+/// unpacked elements, out of place, in place and unaligned (then every tile takes the checked
+/// path on the unaligned side and vectors on the aligned one).
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn partial_last_tiles_cut_a_vector() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    let sizes = |tile: u64| {
+        let past_one_wave = 160 * 6 + 1;
+        let mut sizes = vec![tile + 1, 2 * tile + 15, 3 * tile + 16, 3 * tile + 17];
+        sizes.extend([1, 16, tile - 16, tile - 1].map(|r| past_one_wave * tile + r));
+        sizes
+    };
+    run_prefix_and_suffix::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, sizes);
+    run_prefix_and_suffix::<Max<i8>>(&gpu, &mut report, "max i8", BuiltinOp::Max, sizes);
+    run_prefix_and_suffix::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, sizes);
+    run_prefix_and_suffix::<Max<f16>>(&gpu, &mut report, "max f16", BuiltinOp::Max, sizes);
+    run_prefix_and_suffix::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add, sizes);
+    run_prefix_and_suffix::<Min<i64>>(&gpu, &mut report, "min i64", BuiltinOp::Min, sizes);
+    run_prefix_and_suffix::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add, sizes);
+    report.finish("partial_last_tiles_cut_a_vector");
 }
 
 #[test]
