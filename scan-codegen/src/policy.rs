@@ -103,15 +103,6 @@ pub struct TuningPolicy {
     /// ([`TuningPolicy::for_target`] says what it gained); where ptxas spills with them, the
     /// runtime rebuilds with 4 first ([`TuningPolicy::relaxed_register_cap`]).
     pub packed_access_bytes: u32,
-    /// Tiles whose accesses move several elements a vector ([`TuningPolicy::vector_items`]
-    /// over 1): the partial last tile of vector-aligned buffers moves its whole vectors as a
-    /// full tile does, and only the vector its end cuts item by item (tile.cu.tera,
-    /// `scan_read_vector`); off, that tile moves every item alone. A 1-byte tile read item by
-    /// item took about 15 us on an H100, 0.08 of a copy of u8 sums at 2^28 - 1 (BENCHMARKS.md,
-    /// session 38). On by default; its code is in every kernel though only the last tile runs
-    /// it, so the register ladder turns it off first where a kernel spills
-    /// ([`TuningPolicy::relaxed_register_cap`]).
-    pub partial_tile_vectors: bool,
 }
 
 /// The block a fused single-pass tile stages its arrays in ([`TuningPolicy::for_transform`]).
@@ -243,7 +234,6 @@ impl TuningPolicy {
             offset_reads: 2,
             warp_scan_branches: false,
             packed_access_bytes: 4,
-            partial_tile_vectors: true,
         }
     }
 
@@ -1160,14 +1150,6 @@ impl TuningPolicy {
         elem_size: usize,
         direction: crate::Direction,
     ) -> Option<TuningPolicy> {
-        // The partial tile's vectors go first: they only serve the last tile, and a spill costs
-        // every tile.
-        if self.partial_tile_vectors && self.vector_items(elem_size) > 1 {
-            return Some(TuningPolicy {
-                partial_tile_vectors: false,
-                ..*self
-            });
-        }
         if self.defer_tile_prefix && crate::layout::packs_items(elem_size, self.items_per_thread) {
             let gives_a_block = self.min_blocks_per_sm == first.min_blocks_per_sm
                 && self.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS;
@@ -1374,8 +1356,6 @@ mod tests {
     #[test]
     fn register_cap_loosens_one_block_at_a_time_down_to_none() {
         let first = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
-        // (sm_90's single-pass 4-byte tile moves one element a lane: no partial-tile rung.)
-        assert_eq!(first.vector_items(4), 1);
         let mut policy = first;
         assert_eq!(policy.min_blocks_per_sm, 6);
         let mut caps = vec![policy.min_blocks_per_sm];
@@ -1389,35 +1369,15 @@ mod tests {
         }
         assert_eq!(caps, [6, 5, 4, 3, 2, 1]);
         let uncapped = TuningPolicy::for_target(90, Algorithm::KoggeStone, 4);
-        let plain = uncapped
-            .relaxed_register_cap(&uncapped, 4, Direction::Forward)
-            .unwrap();
-        assert!(!plain.partial_tile_vectors);
         assert_eq!(
-            plain.relaxed_register_cap(&uncapped, 4, Direction::Forward),
-            None
-        );
-        // Without vectors of several elements there is no partial-tile rung.
-        let wide = TuningPolicy::for_target(80, Algorithm::KoggeStone, 16);
-        assert_eq!(wide.vector_items(16), 1);
-        assert_eq!(
-            wide.relaxed_register_cap(&wide, 16, Direction::Forward),
+            uncapped.relaxed_register_cap(&uncapped, 4, Direction::Forward),
             None
         );
     }
 
     #[test]
     fn packed_tiles_trade_items_for_threads_one_block_below_the_cap() {
-        let ladder = |asked: TuningPolicy, size: usize, direction: Direction| {
-            // The partial tile's vectors go first, then the rungs below.
-            let first = asked.relaxed_register_cap(&asked, size, direction).unwrap();
-            assert_eq!(
-                first,
-                TuningPolicy {
-                    partial_tile_vectors: false,
-                    ..asked
-                }
-            );
+        let ladder = |first: TuningPolicy, size: usize, direction: Direction| {
             let shape = |p: &TuningPolicy| {
                 (
                     p.block_threads,

@@ -752,10 +752,6 @@ fn render_scan(
     );
     let vector_items = policy.vector_items(elem_size);
     ctx.insert("vector_items", &vector_items);
-    ctx.insert(
-        "partial_tile_vectors",
-        &(vector_items > 1 && policy.partial_tile_vectors),
-    );
     let element_vectors = policy.element_vectors(elem_size, elem_align);
     ctx.insert("element_vectors", &element_vectors);
     let vector_bytes = if element_vectors > 0 {

@@ -785,13 +785,13 @@ fn run_prefix_and_suffix<Op: ScanOp>(
     }
 }
 
-/// A partial last tile of vector-aligned buffers moves its whole vectors as a full tile does and
-/// the one vector its end cuts item by item (tile.cu.tera, `scan_read_vector`): inputs whose last
-/// tile ends 1, 15, 16 and 17 items into it, or 16 and 1 short of its end, in the small shape and
-/// past one wave of default tiles (the default kernel), every mode, prefix and suffix scans (a
-/// suffix scan's buffers stay vector-aligned where n is whole vectors: the 16s), packed and
-/// unpacked elements, out of place, in place and unaligned (then every tile takes the checked
-/// path on the unaligned side and vectors on the aligned one).
+/// Partial last tiles whose end cuts a 16-byte vector of the full tiles' accesses, or falls on
+/// one: inputs whose last tile ends 1, 15, 16 and 17 items into it, or 16 and 1 short of its
+/// end, in the small shape and past one wave of default tiles (the default kernel), every mode,
+/// prefix and suffix scans (a suffix scan's full tiles move as vectors only where n is whole
+/// vectors: the 16s), packed and unpacked elements, out of place, in place and unaligned.
+/// (Written for a partial tile that moved its whole vectors, which session 38 measured and
+/// reverted; BENCHMARKS.md.)
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn partial_last_tiles_cut_a_vector() {
