@@ -976,7 +976,9 @@ impl TuningPolicy {
     /// 6 blocks and 0.933-0.935 at 5, u8 max 0.929-0.934 at 5 (call 4); the default reading
     /// back at 6 took byte max/min/products from 0.929-0.942 to 0.940-0.948 at 2^28 and by
     /// +0.000-0.008 at 2^27, but lost 0.005-0.015 at 2^26 and 0.03-0.05 at 2^25 (calls 8-9).
-    /// Suffix scans keep the default: their ladder was measured apart (seeding at 6 blocks beat
+    /// As this size class, beside the build before it (bench/results/h100-session38.md, call
+    /// 1, `scangen bench --device-time`, two rounds): byte max, min and products 0.931-0.938
+    /// -> 0.938-0.948 at 2^28, -0.002 to +0.012 at 2^27. Suffix scans keep the default: their ladder was measured apart (seeding at 6 blocks beat
     /// reading back at 5 for half max/min, session 33) and the read-back at 6 was not measured
     /// reversed. Where the ladder gives the block up anyway (a kernel that spills reading back
     /// at 6), the runtime keeps the default (`ScanEngine::many_waves_adds_a_block`).

@@ -326,24 +326,24 @@ impl ScanEngine {
     /// two measured 0.806-0.824 of a copy either way, the default's side the higher
     /// (BENCHMARKS.md, session 37).
     fn few_waves_takes_a_block(&self) -> bool {
-        let default = self.loaded.generated.policy.min_blocks_per_sm;
-        self.shapes
-            .few_waves
-            .blocks_per_sm()
-            .is_some_and(|few| default > few)
+        self.blocks_beside_default(&self.shapes.few_waves)
+            .is_some_and(|(few, default)| default > few)
     }
 
-    /// Whether the many-waves shape holds more blocks per SM than the default kernel as built:
-    /// before it is built, the cap it asks for; built, the cap the register ladder left it
+    /// Whether the many-waves shape holds more blocks per SM than the default kernel as built
     /// (`TuningPolicy::for_many_waves_input`). It reads its run back to keep the default's
     /// first cap where the default gave a block up (byte max, min and products); where the
     /// default kept it (byte sums and xor) or the shape gave it up too, the default serves.
     fn many_waves_adds_a_block(&self) -> bool {
+        self.blocks_beside_default(&self.shapes.many_waves)
+            .is_some_and(|(many, default)| many > default)
+    }
+
+    /// Blocks per SM of `variant` (`SizedVariant::blocks_per_sm`: as built, or before it is
+    /// built the cap it asks for) and of the default kernel as built; `None`: no such variant.
+    fn blocks_beside_default(&self, variant: &SizedVariant) -> Option<(u32, u32)> {
         let default = self.loaded.generated.policy.min_blocks_per_sm;
-        self.shapes
-            .many_waves
-            .blocks_per_sm()
-            .is_some_and(|many| many > default)
+        variant.blocks_per_sm().map(|blocks| (blocks, default))
     }
 
     /// Blocks per SM of the mid-size shape: its register cap as built, or before it is built
