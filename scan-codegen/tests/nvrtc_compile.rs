@@ -240,8 +240,8 @@ fn jobs() -> Vec<Job> {
             }
         }
     }
-    // The runtime's small-, mid-size, few-waves and many-waves input shapes (sm_90 single-pass), held to
-    // the same rule as the defaults.
+    // The runtime's small-, mid-size, few-waves and many-waves input shapes (sm_90
+    // single-pass), held to the same rule as the defaults.
     for (op, ty) in &ops {
         for (input, label) in [
             (InputSize::Small, "small"),

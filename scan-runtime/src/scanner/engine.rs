@@ -269,8 +269,8 @@ impl ScanEngine {
     /// The kernel for an input of `n` elements and its tile: the small- or mid-size variant
     /// when the default tiles would not fill the GPU (`TuningPolicy::input_size`; the scan is
     /// then latency-bound), or the few-waves or many-waves one (1-byte elements), loaded on
-    /// first use (not allowed inside a capture); else the default. All share the tile state: its layout does
-    /// not depend on the tile size.
+    /// first use (not allowed inside a capture); else the default. All share the tile state:
+    /// its layout does not depend on the tile size.
     pub(crate) fn variant_for(
         &mut self,
         n: u64,
@@ -313,7 +313,7 @@ impl ScanEngine {
         SizedShapes {
             small: self.shapes.small.exists(),
             mid: self.shapes.mid.exists(),
-            few_waves: self.shapes.few_waves.exists() && self.few_waves_takes_a_block(),
+            few_waves: self.few_waves_takes_a_block(),
             many_waves: self.many_waves_adds_a_block(),
             fused: self.loaded.generated.transform.is_some(),
         }
