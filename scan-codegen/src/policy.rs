@@ -103,6 +103,21 @@ pub struct TuningPolicy {
     /// ([`TuningPolicy::for_target`] says what it gained); where ptxas spills with them, the
     /// runtime rebuilds with 4 first ([`TuningPolicy::relaxed_register_cap`]).
     pub packed_access_bytes: u32,
+    /// Tiles whose accesses move several elements a vector ([`TuningPolicy::vector_items`]
+    /// over 1): a partial tile of vector-aligned buffers moves its whole vectors as a full tile
+    /// does, each access predicated on its vector being whole, and the one vector its end cuts
+    /// item by item (tile.cu.tera, `scan_load_cut_vector`); off, that tile moves every item
+    /// alone. [`TuningPolicy::for_target`] says where it is on; its code is in every kernel
+    /// though only the last tile (and a suffix scan's first) runs it, so the register ladder
+    /// turns it off first where a kernel spills ([`TuningPolicy::relaxed_register_cap`]).
+    pub partial_tile_vectors: bool,
+    /// Suffix scans whose accesses move several elements a vector: where n is not whole
+    /// vectors, the first tile is short by n's part-vector so that every later tile sits on
+    /// whole vectors in memory (tile.cu.tera, `first_tile_shortfall`); off, a suffix scan's
+    /// tiles end at n - base, and where n is not whole vectors every tile moves item by item.
+    /// [`TuningPolicy::for_target`] says where it is on. The register ladder leaves it: the
+    /// tiles it saves are most of the launch.
+    pub aligned_suffix_tiles: bool,
 }
 
 /// The block a fused single-pass tile stages its arrays in ([`TuningPolicy::for_transform`]).
@@ -234,6 +249,8 @@ impl TuningPolicy {
             offset_reads: 2,
             warp_scan_branches: false,
             packed_access_bytes: 4,
+            partial_tile_vectors: false,
+            aligned_suffix_tiles: false,
         }
     }
 
@@ -491,6 +508,18 @@ impl TuningPolicy {
             // 0.921-0.924 of a copy in device time, the scan and store after the prefix 1.8 ->
             // 1.0 us a tile (BENCHMARKS.md, session 31). Other archs were not measured.
             defer_tile_prefix: matches!((sm, algorithm), (90.., Algorithm::SinglePass)),
+            // A 1-byte partial tile read item by item (256 loads a thread, batched only as far
+            // as the register cap allows) took about 15 us on an H100: u8 sums of 2^28 - 1
+            // elements read 0.87 of a copy against 0.95 at 2^28 (BENCHMARKS.md, session 38).
+            // 2-byte elements lost 0.015 (u16) or nothing (f16) to it, and f16 sums spilled
+            // with the vectors at the default cap, so they keep the item path.
+            partial_tile_vectors: size == 1,
+            // Every tile of a 1-byte suffix scan moved item by item where n was not whole
+            // vectors: reversed u8 sums of 2^28 - 1 elements read 0.42 of a copy (0.93 at
+            // 2^28; BENCHMARKS.md, session 38). 2-byte ones were not measured so, and half
+            // max/min suffix scans spilled 20 bytes at the default cap with it, so they keep
+            // tiles from the scan's start.
+            aligned_suffix_tiles: size == 1,
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding can still push a big element past the shared-memory limit:
@@ -1146,7 +1175,34 @@ impl TuningPolicy {
     /// (the mid-size shapes) seeding wins no block back, and a reversed scan reads back as a
     /// forward one does: u8/i8 products at 2^22 took 0.0076-0.0077 ms reading back against
     /// 0.0083-0.0085 seeded (session 34, bench/results/h100-session34.md, call 1).
+    ///
+    /// Each of those rungs is tried with the partial tile's vectors
+    /// ([`TuningPolicy::partial_tile_vectors`]) where the first policy has them, then without:
+    /// they serve one or two tiles of a launch, and a spill (or a rung further down) costs every
+    /// tile, so they are the first thing a rung gives up, and the next rung asks for them again.
     pub fn relaxed_register_cap(
+        &self,
+        first: &TuningPolicy,
+        elem_size: usize,
+        direction: crate::Direction,
+    ) -> Option<TuningPolicy> {
+        if self.partial_tile_vectors && self.vector_items(elem_size) > 1 {
+            return Some(TuningPolicy {
+                partial_tile_vectors: false,
+                ..*self
+            });
+        }
+        let next = TuningPolicy {
+            partial_tile_vectors: first.partial_tile_vectors,
+            ..*self
+        }
+        .next_register_rung(first, elem_size, direction)?;
+        Some(next)
+    }
+
+    /// The rung of [`TuningPolicy::relaxed_register_cap`] below this one, the partial tile's
+    /// vectors left as they are.
+    fn next_register_rung(
         &self,
         first: &TuningPolicy,
         elem_size: usize,
@@ -1420,6 +1476,13 @@ mod tests {
         ];
         for size in [1, 2] {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+            // 1-byte tiles try each rung with the partial tile's vectors, then without.
+            assert_eq!(first.partial_tile_vectors, size == 1);
+            let tries = if first.partial_tile_vectors { 2 } else { 1 };
+            let default: Vec<Shape> = default
+                .iter()
+                .flat_map(|&shape| std::iter::repeat_n(shape, tries))
+                .collect();
             assert_eq!(
                 ladder(first, size, Direction::Forward),
                 default,
@@ -1451,6 +1514,11 @@ mod tests {
             (1024, 2, 1, 4, false, false),
             (1024, 1, 1, 4, false, false),
         ];
+        let tries = if mid.partial_tile_vectors { 2 } else { 1 };
+        let expected: Vec<Shape> = expected
+            .iter()
+            .flat_map(|&shape| std::iter::repeat_n(shape, tries))
+            .collect();
         // Reversed too: seeding there wins no block back.
         for direction in [Direction::Forward, Direction::Reverse] {
             assert_eq!(

@@ -752,6 +752,14 @@ fn render_scan(
     );
     let vector_items = policy.vector_items(elem_size);
     ctx.insert("vector_items", &vector_items);
+    ctx.insert(
+        "partial_tile_vectors",
+        &(vector_items > 1 && policy.partial_tile_vectors),
+    );
+    ctx.insert(
+        "aligned_suffix_tiles",
+        &(vector_items > 1 && policy.aligned_suffix_tiles),
+    );
     let element_vectors = policy.element_vectors(elem_size, elem_align);
     ctx.insert("element_vectors", &element_vectors);
     let vector_bytes = if element_vectors > 0 {

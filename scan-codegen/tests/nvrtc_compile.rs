@@ -562,7 +562,7 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
         if std::env::var("SCANGEN_NVRTC_LADDER").as_deref() == Ok("1") {
             let registers: Vec<u32> = fns.iter().map(|f| f.registers).collect();
             eprintln!(
-                "ladder: {} sm_{}: {}x{} cap {} deferred {} re-read {} access {} runs {}: {local_bytes} local bytes, registers {registers:?}",
+                "ladder: {} sm_{}: {}x{} cap {} deferred {} re-read {} access {} runs {} partial-tile vectors {}: {local_bytes} local bytes, registers {registers:?}",
                 job.name,
                 job.sm,
                 policy.block_threads,
@@ -571,7 +571,8 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
                 policy.defer_tile_prefix,
                 policy.deferred_scan_rereads_run,
                 policy.packed_access_bytes,
-                policy.thread_runs
+                policy.thread_runs,
+                policy.partial_tile_vectors
             );
         }
         match policy.relaxed_register_cap(&first, job.op.element.size(), job.variant.direction) {

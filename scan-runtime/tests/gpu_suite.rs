@@ -747,12 +747,29 @@ fn run_prefix_and_suffix<Op: ScanOp>(
 ) where
     Op::Elem: TestValue,
 {
+    run_prefix_and_suffix_of::<Op>(gpu, report, label, op, &[Algorithm::SinglePass], sizes);
+}
+
+/// [`run_prefix_and_suffix`] with each of `algorithms` (named in the case).
+fn run_prefix_and_suffix_of<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    op: BuiltinOp,
+    algorithms: &[Algorithm],
+    sizes: impl Fn(u64) -> Vec<u64>,
+) where
+    Op::Elem: TestValue,
+{
     let stream = gpu.new_stream().expect("stream");
-    for mode in ScanMode::ALL {
+    for (&algorithm, mode) in algorithms
+        .iter()
+        .flat_map(|a| ScanMode::ALL.into_iter().map(move |m| (a, m)))
+    {
         for reverse in [false, true] {
             let direction = if reverse { "reverse" } else { "forward" };
-            let case = format!("{label} {mode} {direction}");
-            let options = opts(Algorithm::SinglePass, mode);
+            let case = format!("{label} {algorithm} {mode} {direction}");
+            let options = opts(algorithm, mode);
             let options = if reverse { options.reverse() } else { options };
             let Some(mut scanner) = scanner_or_fail::<Op>(gpu, report, &case, options) else {
                 continue;
@@ -785,13 +802,14 @@ fn run_prefix_and_suffix<Op: ScanOp>(
     }
 }
 
-/// Partial last tiles whose end cuts a 16-byte vector of the full tiles' accesses, or falls on
-/// one: inputs whose last tile ends 1, 15, 16 and 17 items into it, or 16 and 1 short of its
-/// end, in the small shape and past one wave of default tiles (the default kernel), every mode,
-/// prefix and suffix scans (a suffix scan's full tiles move as vectors only where n is whole
-/// vectors: the 16s), packed and unpacked elements, out of place, in place and unaligned.
-/// (Written for a partial tile that moved its whole vectors, which session 38 measured and
-/// reverted; BENCHMARKS.md.)
+/// Partial tiles whose end cuts a vector of the full tiles' accesses, or falls on one: inputs
+/// whose last tile ends 1, 15, 16 and 17 items into it, or 16 and 1 short of its end, in the
+/// small shape and past one wave of default tiles (the default kernel), every mode, prefix and
+/// suffix scans, packed and unpacked elements, out of place, in place and unaligned; the
+/// single-pass kernel and the hierarchy's. A partial tile of aligned buffers moves its whole
+/// vectors and the cut one item by item; a suffix scan whose n is not whole vectors has a
+/// short first tile, so that its other tiles sit on whole vectors (ScanLayoutOf::tile_items).
+/// Unaligned buffers take the item-by-item path in every tile.
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn partial_last_tiles_cut_a_vector() {
@@ -803,13 +821,53 @@ fn partial_last_tiles_cut_a_vector() {
         sizes.extend([1, 16, tile - 16, tile - 1].map(|r| past_one_wave * tile + r));
         sizes
     };
-    run_prefix_and_suffix::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, sizes);
-    run_prefix_and_suffix::<Max<i8>>(&gpu, &mut report, "max i8", BuiltinOp::Max, sizes);
-    run_prefix_and_suffix::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, sizes);
-    run_prefix_and_suffix::<Max<f16>>(&gpu, &mut report, "max f16", BuiltinOp::Max, sizes);
-    run_prefix_and_suffix::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add, sizes);
-    run_prefix_and_suffix::<Min<i64>>(&gpu, &mut report, "min i64", BuiltinOp::Min, sizes);
-    run_prefix_and_suffix::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add, sizes);
+    let all = &Algorithm::ALL;
+    let one_pass = &[Algorithm::SinglePass];
+    run_prefix_and_suffix_of::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, all, sizes);
+    run_prefix_and_suffix_of::<Max<i8>>(&gpu, &mut report, "max i8", BuiltinOp::Max, all, sizes);
+    run_prefix_and_suffix_of::<Mul<u8>>(
+        &gpu,
+        &mut report,
+        "mul u8",
+        BuiltinOp::Mul,
+        one_pass,
+        sizes,
+    );
+    run_prefix_and_suffix_of::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, all, sizes);
+    run_prefix_and_suffix_of::<Max<f16>>(
+        &gpu,
+        &mut report,
+        "max f16",
+        BuiltinOp::Max,
+        one_pass,
+        sizes,
+    );
+    run_prefix_and_suffix_of::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add, all, sizes);
+    run_prefix_and_suffix_of::<Min<i64>>(
+        &gpu,
+        &mut report,
+        "min i64",
+        BuiltinOp::Min,
+        one_pass,
+        sizes,
+    );
+    let compose = "compose Affine";
+    run_prefix_and_suffix_of::<Compose>(
+        &gpu,
+        &mut report,
+        compose,
+        BuiltinOp::Add,
+        one_pass,
+        sizes,
+    );
+    run_prefix_and_suffix_of::<ComposeBytes>(
+        &gpu,
+        &mut report,
+        "compose_bytes",
+        BuiltinOp::Add,
+        one_pass,
+        sizes,
+    );
     report.finish("partial_last_tiles_cut_a_vector");
 }
 
