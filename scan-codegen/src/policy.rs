@@ -1450,6 +1450,10 @@ mod tests {
             let mut shapes = vec![shape(&policy)];
             while let Some(relaxed) = policy.relaxed_register_cap(&first, size, direction) {
                 assert_eq!(relaxed.tile_items(), first.tile_items(), "the tile stays");
+                assert_eq!(
+                    relaxed.aligned_suffix_tiles, first.aligned_suffix_tiles,
+                    "the ladder leaves a suffix scan's tiles where they are"
+                );
                 relaxed.validate(Algorithm::SinglePass, size, size).unwrap();
                 policy = relaxed;
                 shapes.push(shape(&policy));
@@ -1478,6 +1482,7 @@ mod tests {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
             // 1-byte tiles try each rung with the partial tile's vectors, then without.
             assert_eq!(first.partial_tile_vectors, size == 1);
+            assert_eq!(first.aligned_suffix_tiles, size == 1);
             let tries = if first.partial_tile_vectors { 2 } else { 1 };
             let default: Vec<Shape> = default
                 .iter()

@@ -806,10 +806,11 @@ fn run_prefix_and_suffix_of<Op: ScanOp>(
 /// whose last tile ends 1, 15, 16 and 17 items into it, or 16 and 1 short of its end, in the
 /// small shape and past one wave of default tiles (the default kernel), every mode, prefix and
 /// suffix scans, packed and unpacked elements, out of place, in place and unaligned; the
-/// single-pass kernel and the hierarchy's. A partial tile of aligned buffers moves its whole
-/// vectors and the cut one item by item; a suffix scan whose n is not whole vectors has a
-/// short first tile, so that its other tiles sit on whole vectors (ScanLayoutOf::tile_items).
-/// Unaligned buffers take the item-by-item path in every tile.
+/// single-pass kernel and the hierarchy's. A 1-byte partial tile of aligned buffers moves its
+/// whole vectors and the cut one item by item (policy partial_tile_vectors); a 1-byte suffix
+/// scan whose n is not whole vectors has a short first tile, so that its other tiles sit on
+/// whole vectors (policy aligned_suffix_tiles, ScanLayoutOf::tile_base). Unaligned buffers take
+/// the item-by-item path in every tile.
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn partial_last_tiles_cut_a_vector() {
