@@ -756,9 +756,10 @@ fn render_scan(
         "partial_tile_vectors",
         &(vector_items > 1 && policy.partial_tile_vectors),
     );
+    // Segmented scans keep tiles at whole multiples of the tile: their rules place them so.
     ctx.insert(
         "aligned_suffix_tiles",
-        &(vector_items > 1 && policy.aligned_suffix_tiles),
+        &(vector_items > 1 && policy.aligned_suffix_tiles && !segmented),
     );
     let element_vectors = policy.element_vectors(elem_size, elem_align);
     ctx.insert("element_vectors", &element_vectors);
