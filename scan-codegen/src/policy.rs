@@ -76,13 +76,6 @@ pub struct TuningPolicy {
     /// ([`TuningPolicy::for_small_input`], [`TuningPolicy::for_mid_input`]) set it. One wave
     /// has no later tile to prefetch for: `l2_prefetch_tiles` is then ignored.
     pub resident_tiles: bool,
-    /// Resident tiles only: 0 launches a block per tile (the tile count must fit the GPU at
-    /// once); k > 0 launches at most k blocks per SM (persistent blocks), and block b scans
-    /// tiles b, b + grid, b + 2 grid, ... in turn, issuing its next tile's loads before its
-    /// current tile looks back, so they overlap that wait and the store (single_pass.cu.tera;
-    /// ARCHITECTURE.md, kernel ABI). Unsegmented, unfused scans; generation clears it
-    /// elsewhere. The register cap should leave room for both tiles' registers.
-    pub persistent_blocks_per_sm: u32,
     /// Contiguous runs a thread splits its items into, folded and scanned as that many
     /// interleaved chains of combines (1 to `items_per_thread`, dividing it): where one chain
     /// waits on each combine's latency, several keep combines in flight (each run after the
@@ -252,7 +245,6 @@ impl TuningPolicy {
             max_epoch: Self::MAX_EPOCH,
             stage_items: false,
             resident_tiles: false,
-            persistent_blocks_per_sm: 0,
             thread_runs: 1,
             offset_reads: 2,
             warp_scan_branches: false,
@@ -1295,19 +1287,6 @@ impl TuningPolicy {
         if self.resident_tiles && algorithm != Algorithm::SinglePass {
             return Err(CodegenError::InvalidPolicy(format!(
                 "resident_tiles is a single-pass launch shape, not one of {algorithm}"
-            )));
-        }
-        if self.persistent_blocks_per_sm > 0 && !self.resident_tiles {
-            return Err(CodegenError::InvalidPolicy(format!(
-                "persistent_blocks_per_sm = {} needs resident_tiles (persistent blocks wait on \
-                 each other's tiles, which only a cooperative launch makes safe)",
-                self.persistent_blocks_per_sm
-            )));
-        }
-        if self.persistent_blocks_per_sm > 32 {
-            return Err(CodegenError::InvalidPolicy(format!(
-                "persistent_blocks_per_sm = {} must be at most 32 (blocks an SM holds)",
-                self.persistent_blocks_per_sm
             )));
         }
         let smem = layout::static_shared_bytes(self, algorithm, elem_size, elem_align);

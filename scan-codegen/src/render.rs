@@ -36,9 +36,7 @@ pub struct GeneratedScan {
     pub mode: ScanMode,
     /// The policy the source was built with, after generation's adjustments (the L2 prefetch
     /// is turned off for column, strided-row and resident-tile scans; column scans' tiles are
-    /// never resident, segmented and fused ones never persistent): launch with its block size,
-    /// cooperatively where `resident_tiles`, on a grid of at most `persistent_blocks_per_sm`
-    /// blocks per SM where that is set.
+    /// never resident): launch with its block size, cooperatively where `resident_tiles`.
     pub policy: TuningPolicy,
     /// Direction and segment rule ([`ScanVariant::FLAT`] for a plain forward scan).
     pub variant: ScanVariant,
@@ -516,12 +514,6 @@ fn render_scan(
     }
     // Column tiles are always claimed (columns.cu.tera), so the host launches them as usual.
     policy.resident_tiles &= algorithm == Algorithm::SinglePass && !columns;
-    // Persistent blocks prefetch plain full tiles of elements (tile.cu.tera,
-    // scan_prefetch_tile): segmented and fused tiles load more than that, so they keep a block
-    // per tile.
-    if !policy.resident_tiles || segmented || transform.is_some() {
-        policy.persistent_blocks_per_sm = 0;
-    }
     if policy.resident_tiles {
         // Resident tiles are one wave: no later tile to prefetch for.
         policy.l2_prefetch_tiles = 0;
@@ -748,7 +740,6 @@ fn render_scan(
     ctx.insert("look_back_sleep_ns", &TuningPolicy::LOOK_BACK_SLEEP_NS);
     ctx.insert("look_back_window", &policy.look_back_window);
     ctx.insert("resident_tiles", &policy.resident_tiles);
-    ctx.insert("persistent_tiles", &(policy.persistent_blocks_per_sm > 0));
     ctx.insert("l2_prefetch_tiles", &policy.l2_prefetch_tiles);
     ctx.insert("first_wave_stagger_ns", &first_wave_stagger_ns);
     ctx.insert(

@@ -75,8 +75,7 @@ pub struct Launch {
     pub n: u64,
     /// Tile prefixes (`scan_tiles`, `scan_spine`); `None` is passed as NULL (identity seeds).
     pub prefixes: Option<Buffer>,
-    /// Blocks in the grid: `ceil(n / tile)`, at most [`MAX_GRID_BLOCKS`]; fewer for persistent
-    /// single-pass blocks ([`LaunchPlan::with_persistent_grid`]).
+    /// Blocks in the grid: `ceil(n / tile)`, at most [`MAX_GRID_BLOCKS`].
     pub grid: u32,
 }
 
@@ -93,19 +92,6 @@ pub struct LaunchPlan {
 }
 
 impl LaunchPlan {
-    /// The plan with its single-pass grid cut to at most `max_blocks` (at least 1): persistent
-    /// blocks (`TuningPolicy::persistent_blocks_per_sm`) scan the tiles in turn, so the tile
-    /// count and the tile state's slots stay as they were.
-    pub fn with_persistent_grid(mut self, max_blocks: u64) -> LaunchPlan {
-        let max_blocks = u32::try_from(max_blocks.max(1)).unwrap_or(u32::MAX);
-        for launch in &mut self.launches {
-            if launch.kernel == Kernel::SinglePass {
-                launch.grid = launch.grid.min(max_blocks);
-            }
-        }
-        self
-    }
-
     /// Offset, in elements, of `Buffer::Level(level)` in one allocation holding all levels.
     pub fn level_offset(&self, level: usize) -> u64 {
         self.level_lens[..level - 1].iter().sum()

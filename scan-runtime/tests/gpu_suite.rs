@@ -1467,46 +1467,6 @@ fn policy_variations_on_aligned_and_unaligned_buffers() {
     report.finish("policy_variations_on_aligned_and_unaligned_buffers");
 }
 
-/// Resident tiles on grids of 1, 2 and 3 blocks per SM, so that a block scans several tiles in
-/// turn and prefetches the next: 300 tiles and more take 2 to 3 rounds on 132 SMs (small tiles
-/// keep the rounds many).
-fn persistent_policies() -> Vec<TuningPolicy> {
-    [(256, 8, 1), (256, 16, 2), (128, 8, 3)]
-        .into_iter()
-        .map(|(threads, items, per_sm)| TuningPolicy {
-            resident_tiles: true,
-            persistent_blocks_per_sm: per_sm,
-            min_blocks_per_sm: per_sm,
-            ..TuningPolicy::new(threads, items)
-        })
-        .collect()
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
-fn persistent_blocks_every_mode_direction_and_size() {
-    let gpu = gpu();
-    let mut report = Report::default();
-    let policies = persistent_policies();
-    check_policies::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add, &policies);
-    check_policies::<Max<u8>>(&gpu, &mut report, "max u8", BuiltinOp::Max, &policies);
-    check_policies::<Add<u16>>(&gpu, &mut report, "add u16", BuiltinOp::Add, &policies);
-    check_policies::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add, &policies);
-    // Not commutative, 8 bytes a vector.
-    check_policies::<Compose>(&gpu, &mut report, "compose Affine", BuiltinOp::Add, &policies);
-    report.finish("persistent_blocks_every_mode_direction_and_size");
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
-fn persistent_blocks_of_wide_elements() {
-    let gpu = gpu();
-    let mut report = Report::default();
-    // 12 to 32 bytes, non-commutative, moved as one or several vectors each.
-    check_policies_wide_elements(&gpu, &mut report, &persistent_policies());
-    report.finish("persistent_blocks_of_wide_elements");
-}
-
 /// Every mode, forward and reverse, of `Op` under each of `policies` (single-pass), in place,
 /// out of place and from unaligned buffers, at sizes around a tile and past the prefetch's
 /// first wave, against the CPU reference. A policy whose tile outgrows shared memory for this
@@ -1538,18 +1498,13 @@ fn check_policies_on<Op: ScanOp>(
     let stream = gpu.new_stream().expect("stream");
     for &policy in policies {
         let shape = format!(
-            "{}x{} cap{} prefetch{} runs{}{}{}",
+            "{}x{} cap{} prefetch{} runs{}{}",
             policy.block_threads,
             policy.items_per_thread,
             policy.min_blocks_per_sm,
             policy.l2_prefetch_tiles,
             policy.thread_runs,
-            if policy.stage_items { " staged" } else { "" },
-            match (policy.resident_tiles, policy.persistent_blocks_per_sm) {
-                (false, _) => String::new(),
-                (true, 0) => " resident".into(),
-                (true, k) => format!(" persistent{k}"),
-            }
+            if policy.stage_items { " staged" } else { "" }
         );
         for mode in ScanMode::ALL {
             for reverse in [false, true] {

@@ -137,11 +137,6 @@ pub struct EmitArgs {
     /// cooperative launch of a grid the GPU holds at once) or claimed (`false`, the default).
     #[arg(long = "resident", value_name = "BOOL")]
     pub resident: Option<bool>,
-    /// Override the blocks per SM of a resident single-pass grid (0: a block per tile; k: at
-    /// most k blocks per SM, each scanning tiles in turn and loading the next before it looks
-    /// back).
-    #[arg(long = "persistent-blocks")]
-    pub persistent_blocks: Option<u32>,
     /// Override whether a plain single-pass tile of packed items scans before its look-back
     /// and joins the tile's prefix at the store (`true`) or seeds its scan with it (`false`).
     #[arg(long = "defer-prefix", value_name = "BOOL")]
@@ -234,7 +229,6 @@ pub fn run(args: EmitArgs) -> CliResult {
         ),
         (&mut policy.thread_runs, args.thread_runs),
         (&mut policy.packed_access_bytes, args.packed_access_bytes),
-        (&mut policy.persistent_blocks_per_sm, args.persistent_blocks),
     ];
     if let Some(resident) = args.resident {
         policy.resident_tiles = resident;

@@ -60,11 +60,6 @@ pub struct TuneArgs {
     /// tile, to try. Resident shapes need the whole grid to fit on the GPU at once.
     #[arg(long = "resident", value_delimiter = ',', default_value = "false")]
     pub resident: Vec<bool>,
-    /// Single-pass, resident tiles: blocks per SM of the grid to try (0: a block per tile; k:
-    /// at most k blocks per SM, each scanning tiles in turn and loading the next before it
-    /// looks back).
-    #[arg(long = "persistent-blocks", value_delimiter = ',', default_value = "0")]
-    pub persistent_blocks: Vec<u32>,
     /// Single-pass, packed items: whether tiles scan before the look-back and join the prefix at
     /// the store (`true`) or seed their scans with it (`false`), to try.
     #[arg(long = "defer-prefix", value_delimiter = ',', default_value = "false")]
@@ -129,7 +124,6 @@ struct Trial {
     min_blocks_per_sm: u32,
     staged: bool,
     resident: bool,
-    persistent_blocks_per_sm: u32,
     thread_runs: u32,
     packed_access_bytes: u32,
     defer_tile_prefix: bool,
@@ -174,9 +168,9 @@ pub fn run(args: TuneArgs) -> CliResult {
         }
     }
     println!(
-        "| algorithm | op | type | mode | bytes | threads | items | tile | vector bytes | window | prefetch tiles | first wave bytes/ns | blocks/SM cap | staged | resident | persistent blocks/SM | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
+        "| algorithm | op | type | mode | bytes | threads | items | tile | vector bytes | window | prefetch tiles | first wave bytes/ns | blocks/SM cap | staged | resident | runs | packed access bytes | deferred prefix | scan ms | fraction of copy |"
     );
-    println!("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |");
+    println!("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: |");
     for t in &trials {
         let star = if winners.iter().any(|w| std::ptr::eq(*w, t)) {
             " **best**"
@@ -184,7 +178,7 @@ pub fn run(args: TuneArgs) -> CliResult {
             ""
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.4} | {:.3}{star} |",
             t.algorithm,
             t.op,
             t.ty,
@@ -200,7 +194,6 @@ pub fn run(args: TuneArgs) -> CliResult {
             t.min_blocks_per_sm,
             if t.staged { "yes" } else { "no" },
             if t.resident { "yes" } else { "no" },
-            t.persistent_blocks_per_sm,
             t.thread_runs,
             t.packed_access_bytes,
             match (t.defer_tile_prefix, t.deferred_scan_rereads_run) {
@@ -273,9 +266,6 @@ where
     });
     shapes = vary(shapes, &args.staged, |p, s| p.stage_items = s);
     shapes = vary(shapes, &args.resident, |p, r| p.resident_tiles = r);
-    shapes = vary(shapes, &args.persistent_blocks, |p, k| {
-        p.persistent_blocks_per_sm = k
-    });
     shapes = vary(shapes, &args.defer_prefix, |p, d| p.defer_tile_prefix = d);
     shapes = vary(shapes, &args.deferred_reread, |p, r| {
         p.deferred_scan_rereads_run = r
@@ -312,10 +302,10 @@ where
             policy.thread_runs,
             policy.packed_access_bytes,
             if policy.stage_items { " staged" } else { "" },
-            match (policy.resident_tiles, policy.persistent_blocks_per_sm) {
-                (false, _) => String::new(),
-                (true, 0) => " resident".into(),
-                (true, k) => format!(" resident persistent{k}"),
+            if policy.resident_tiles {
+                " resident"
+            } else {
+                ""
             },
             match (policy.defer_tile_prefix, policy.deferred_scan_rereads_run) {
                 (false, _) => "",
@@ -365,7 +355,6 @@ where
             min_blocks_per_sm: scanner.policy().min_blocks_per_sm,
             staged: policy.stage_items,
             resident: policy.resident_tiles,
-            persistent_blocks_per_sm: scanner.policy().persistent_blocks_per_sm,
             thread_runs: scanner.policy().thread_runs,
             packed_access_bytes: scanner.policy().packed_access_bytes,
             defer_tile_prefix: scanner.policy().defer_tile_prefix,

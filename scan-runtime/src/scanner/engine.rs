@@ -298,18 +298,6 @@ impl ScanEngine {
         Ok((self.loaded.clone(), self.tile))
     }
 
-    /// `plan` with the grid of a persistent-blocks kernel (`TuningPolicy::persistent_blocks_per_sm`)
-    /// cut to that many blocks per SM, and to what the GPU holds of it at once (a cooperative
-    /// launch's bound); other plans as they are.
-    fn persistent_grid(&self, loaded: &LoadedScan, plan: LaunchPlan) -> LaunchPlan {
-        let per_sm = loaded.generated.policy.persistent_blocks_per_sm;
-        if per_sm == 0 {
-            return plan;
-        }
-        let blocks = u64::from(per_sm) * u64::from(self.gpu.sm_count());
-        plan.with_persistent_grid(blocks.min(loaded.resident_blocks))
-    }
-
     /// The size class of an input of `n` elements, by the default shape's tiles on this GPU.
     fn input_size(&self, n: u64) -> InputSize {
         TuningPolicy::input_size(
@@ -475,10 +463,7 @@ impl ScanEngine {
                     ColumnShape::new(rows, cols, policy.block_threads, policy.items_per_thread);
                 (shape.plan(rows, cols)?, Some(shape))
             }
-            None => {
-                let plan = launch_plan::plan(self.algorithm(), n, tile)?;
-                (self.persistent_grid(&loaded, plan), None)
-            }
+            None => (launch_plan::plan(self.algorithm(), n, tile)?, None),
         };
         if plan.launches.is_empty() {
             return Ok(None);
@@ -631,13 +616,9 @@ impl ScanEngine {
 
 /// Whether a single-pass launch of `n` elements in tiles of `tile` suits `loaded`: any grid does
 /// for claimed tiles, only one the GPU holds at once for resident ones
-/// (`TuningPolicy::resident_tiles`), and any for persistent ones where the GPU launches
-/// cooperatively at all (their grid is cut to what it holds, `persistent_grid`).
+/// (`TuningPolicy::resident_tiles`).
 fn holds(loaded: &LoadedScan, tile: u64, n: u64) -> bool {
-    let policy = &loaded.generated.policy;
-    !policy.resident_tiles
-        || n.div_ceil(tile) <= loaded.resident_blocks
-        || (policy.persistent_blocks_per_sm > 0 && loaded.resident_blocks > 0)
+    !loaded.generated.policy.resident_tiles || n.div_ceil(tile) <= loaded.resident_blocks
 }
 
 /// The initial value and the total of one scan (device addresses of one element, 0 for none),
