@@ -112,9 +112,10 @@ pub struct TuningPolicy {
     /// turns it off first where a kernel spills ([`TuningPolicy::relaxed_register_cap`]).
     pub partial_tile_vectors: bool,
     /// Suffix scans whose accesses move several elements a vector: where n is not whole
-    /// vectors, the first tile is short by n's part-vector so that every later tile sits on
-    /// whole vectors in memory (tile.cu.tera, `first_tile_shortfall`); off, a suffix scan's
-    /// tiles end at n - base, and where n is not whole vectors every tile moves item by item.
+    /// tiles, the first tile is short by n's part-tile so that every later tile is whole and
+    /// sits on whole tiles of memory (tile.cu.tera, `first_tile_shortfall`); off, a suffix
+    /// scan's tiles end at n - base, the last is partial, and where n is not whole vectors
+    /// every tile moves item by item.
     /// [`TuningPolicy::for_target`] says where it is on. The register ladder leaves it: the
     /// tiles it saves are most of the launch.
     pub aligned_suffix_tiles: bool,
