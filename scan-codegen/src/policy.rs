@@ -517,7 +517,10 @@ impl TuningPolicy {
             partial_tile_vectors: size == 1,
             // Every tile of a 1-byte suffix scan moved item by item where n was not whole
             // vectors: reversed u8 sums of 2^28 - 1 elements read 0.42 of a copy (0.93 at
-            // 2^28; BENCHMARKS.md, session 38). 2-byte ones were not measured so, and half
+            // 2^28; BENCHMARKS.md, session 38). Cut by n's part-tile rather than its
+            // part-vector, tiles also sit on whole tiles of memory where n is whole vectors:
+            // reversed byte products of 2^28 - 16 elements 0.78-0.80 -> 0.83-0.84 on an H200
+            // (session 40). 2-byte ones were not measured so, and half
             // max/min suffix scans spilled 20 bytes at the default cap with it, so they keep
             // tiles from the scan's start.
             aligned_suffix_tiles: size == 1,
