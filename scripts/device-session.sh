@@ -3,9 +3,9 @@
 # carried along: the whole GPU suite, sanitizers, the law checker, `scangen bench` and the CUB
 # baseline, in one go. Results go to $OUT (or ./device-out).
 #   scripts/device-session.sh [suite] [sanitize] [bench] [cub] [sizes] [cub-sizes] [cold]
-#                             [fused] [file-ops] [sharded] [halves]
+#                             [fused] [file-ops] [sharded] [halves] [ab] [groups]
 #   (default: the first four; `suite` honours run-all.sh's SCANGEN_RUN_ONLY, SCANGEN_RUN_TIMEOUT
-#   and SCANGEN_RUN_TOOLS)
+#   and SCANGEN_RUN_TOOLS; `ab` and `groups` read the variables described at their steps)
 # Extra binaries the later steps run are bundled with SCANGEN_BUNDLE_BINARIES, e.g.
 #   SCANGEN_BUNDLE_BINARIES=$'--example fused_bench|\n--example reduce_bench|' (fused) or
 #   $'--features nccl --example sharded_bench|' (sharded, on nvidia-h200-x2).
@@ -110,4 +110,65 @@ if has halves; then
     >>"$out/halves.log" 2>&1
   echo "exit $? (memcheck)" >>"$out/halves.log"
   tail -20 "$out/halves.log"
+fi
+
+if has ab; then
+  # This build beside the base one (.gpu/bin/base/scangen: build-gpu-bundle.sh with
+  # SCANGEN_BUNDLE_BASE=REV), alternating, in device time, SCANGEN_AB_ROUNDS rounds (default 2):
+  # SCANGEN_AB_ARGS holds `scangen bench` arguments, one set of cases per line (single-pass,
+  # SCANGEN_AB_REPS repetitions, default 11). One line per case in ab.txt:
+  #   side+round (base1, new1, base2, ...)  op  type  mode  n  fraction-of-copy
+  base=.gpu/bin/base/scangen
+  if [ -e "$base.gz" ]; then gunzip -f "$base.gz" && chmod +x "$base"; fi
+  if [ ! -x "$base" ] || [ -z "${SCANGEN_AB_ARGS:-}" ]; then
+    echo "ab: needs .gpu/bin/base/scangen (SCANGEN_BUNDLE_BASE=REV) and SCANGEN_AB_ARGS" | tee "$out/ab.txt"
+  else
+    for round in $(seq 1 "${SCANGEN_AB_ROUNDS:-2}"); do
+      for side in base new; do
+        bin=$base
+        [ "$side" = new ] && bin=$tool
+        while IFS= read -r args; do
+          [ -n "$args" ] || continue
+          # (One line holds several arguments: split on purpose. Each side keeps its own kernel
+          # cache, so neither build loads the other's kernels.)
+          # shellcheck disable=SC2086
+          SCANGEN_CACHE_DIR="/tmp/ab-cache-$side" "$bin" bench --algo single-pass --device-time \
+            --reps "${SCANGEN_AB_REPS:-11}" $args 2>/dev/null |
+            awk -F'|' -v label="$side$round" '/^\| single/ {
+              for (i = 2; i <= NF; i++) gsub(/^ +| +$/, "", $i)
+              printf "%s %s %s %s %s %s\n", label, $3, $4, $5, $6, $11 }'
+        done <<<"$SCANGEN_AB_ARGS"
+      done
+    done | tee "$out/ab.txt"
+  fi
+fi
+
+if has groups; then
+  # Test groups in parallel, each its own process and kernel cache, under one time limit (the
+  # suites take longer than a device call one after another): SCANGEN_GROUPS holds one group a
+  # line, `EXECUTABLE [TEST FILTERS...]` (an executable of .gpu/bin/tests); each stops after
+  # SCANGEN_GROUP_TIMEOUT seconds (default 540), and then reads `exit 124`. Summary in
+  # groups.txt, each group's last lines in groups-tail.txt.
+  export SCANGEN_REQUIRE_NVRTC=1
+  count=0
+  names=()
+  while IFS= read -r group; do
+    [ -n "$group" ] || continue
+    count=$((count + 1))
+    names+=("$group")
+    read -r exe filters <<<"$group"
+    # shellcheck disable=SC2086 (the filters are separate arguments)
+    (SCANGEN_CACHE_DIR="/tmp/group-cache-$count" timeout "${SCANGEN_GROUP_TIMEOUT:-540}" \
+      ".gpu/bin/tests/$exe" --include-ignored --test-threads=1 ${filters:-} >"/tmp/group-$count.log" 2>&1
+    echo "exit $?" >>"/tmp/group-$count.log") &
+  done <<<"${SCANGEN_GROUPS:-}"
+  wait
+  for j in $(seq 1 "$count"); do
+    echo "=== group $j: ${names[$((j - 1))]}"
+    grep -E "^test result|FAILED|panicked|^exit|^test .* \.\.\. " "/tmp/group-$j.log" | head -60
+  done | tee "$out/groups.txt"
+  for j in $(seq 1 "$count"); do
+    echo "=== group $j: ${names[$((j - 1))]}"
+    tail -c 6000 "/tmp/group-$j.log"
+  done >"$out/groups-tail.txt"
 fi
