@@ -274,6 +274,11 @@ cat >"$bundle/run-all.sh" <<'RUNALL'
 #   SCANGEN_RUN_JOBS=4                      run that many executables side by side (NVRTC
 #                                           compiles, on the CPU, are most of a run's time)
 #   SCANGEN_RUN_ARGS_gpu_suite="packed"     extra arguments (a test filter) for one executable
+#   SCANGEN_RUN_GROUPS=$'gpu_suite a b\ngpu_suite c'
+#                                           instead of each executable once, these groups (one
+#                                           a line: EXECUTABLE [TEST FILTERS...]), each its own
+#                                           process and kernel cache, all side by side unless
+#                                           SCANGEN_RUN_JOBS says fewer; logs NAME.N.log
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=/dev/null
@@ -284,13 +289,19 @@ status=0
 results=()
 log_dir="$here/logs"
 mkdir -p "$log_dir"
-jobs_max="${SCANGEN_RUN_JOBS:-1}"
-# Runs one test executable; its log, exit status and seconds go to $log_dir/NAME.{log,rc}.
+# Groups of one executable's tests run as their own processes (a whole gpu_suite outlasts one
+# device call); each group's kernel cache is its own, so no two processes write one cache.
+groups=()
+while IFS= read -r group; do
+  [ -n "$group" ] && groups+=("$group")
+done <<<"${SCANGEN_RUN_GROUPS:-}"
+jobs_max="${SCANGEN_RUN_JOBS:-$([ "${#groups[@]}" -gt 0 ] && echo "${#groups[@]}" || echo 1)}"
+# Runs one test executable as the run NAME; its log, exit status and seconds go to
+# $log_dir/NAME.{log,rc}.
 run_test() {
-  local exe="$1" name
-  shift
-  name="$(basename "$exe")"
-  local extra_var="SCANGEN_RUN_ARGS_$name" extra=()
+  local name="$1" exe="$2"
+  shift 2
+  local extra_var="SCANGEN_RUN_ARGS_$(basename "$exe")" extra=()
   # shellcheck disable=SC2206
   [ -n "${!extra_var:-}" ] && extra=(${!extra_var})
   local limit=()
@@ -309,20 +320,32 @@ run_test() {
   [ "$jobs_max" -gt 1 ] && echo "=== $name done: exit $rc"
   return 0
 }
-names=()
-for exe in "$here"/bin/tests/*; do
-  [ -x "$exe" ] || continue
-  name="$(basename "$exe")"
-  if [ -n "${SCANGEN_RUN_ONLY:-}" ] && [[ " $SCANGEN_RUN_ONLY " != *" $name "* ]]; then continue; fi
-  names+=("$name")
-  echo "=== $name ($*)"
+# Starts the run NAME of EXE with ARGS, side by side or in turn (SCANGEN_RUN_JOBS).
+start_test() {
+  names+=("$1")
+  echo "=== $1 (${*:3})"
   if [ "$jobs_max" -gt 1 ]; then
     while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
-    run_test "$exe" "$@" &
+    run_test "$@" &
   else
-    run_test "$exe" "$@"
+    run_test "$@"
   fi
-done
+}
+names=()
+if [ "${#groups[@]}" -gt 0 ]; then
+  for i in "${!groups[@]}"; do
+    read -r -a group <<<"${groups[$i]}"
+    SCANGEN_CACHE_DIR="$log_dir/cache.$((i + 1))" \
+      start_test "${group[0]}.$((i + 1))" "$here/bin/tests/${group[0]}" "${group[@]:1}" "$@"
+  done
+else
+  for exe in "$here"/bin/tests/*; do
+    [ -x "$exe" ] || continue
+    name="$(basename "$exe")"
+    if [ -n "${SCANGEN_RUN_ONLY:-}" ] && [[ " $SCANGEN_RUN_ONLY " != *" $name "* ]]; then continue; fi
+    start_test "$name" "$exe" "$@"
+  done
+fi
 wait
 for name in "${names[@]}"; do
   read -r rc secs <"$log_dir/$name.rc" || { rc=1; secs=0; }

@@ -3,9 +3,10 @@
 # carried along: the whole GPU suite, sanitizers, the law checker, `scangen bench` and the CUB
 # baseline, in one go. Results go to $OUT (or ./device-out).
 #   scripts/device-session.sh [suite] [sanitize] [bench] [cub] [sizes] [cub-sizes] [cold]
-#                             [fused] [file-ops] [sharded] [halves] [ab] [groups]
-#   (default: the first four; `suite` honours run-all.sh's SCANGEN_RUN_ONLY, SCANGEN_RUN_TIMEOUT
-#   and SCANGEN_RUN_TOOLS; `ab` and `groups` read the variables described at their steps)
+#                             [fused] [file-ops] [sharded] [halves] [ab]
+#   (default: the first four; `suite` honours run-all.sh's SCANGEN_RUN_ONLY, SCANGEN_RUN_TIMEOUT,
+#   SCANGEN_RUN_TOOLS, SCANGEN_RUN_JOBS and SCANGEN_RUN_GROUPS (groups of one executable's tests
+#   side by side); `ab` reads the variables described at its step)
 # Extra binaries the later steps run are bundled with SCANGEN_BUNDLE_BINARIES, e.g.
 #   SCANGEN_BUNDLE_BINARIES=$'--example fused_bench|\n--example reduce_bench|' (fused) or
 #   $'--features nccl --example sharded_bench|' (sharded, on nvidia-h200-x2).
@@ -143,32 +144,3 @@ if has ab; then
   fi
 fi
 
-if has groups; then
-  # Test groups in parallel, each its own process and kernel cache, under one time limit (the
-  # suites take longer than a device call one after another): SCANGEN_GROUPS holds one group a
-  # line, `EXECUTABLE [TEST FILTERS...]` (an executable of .gpu/bin/tests); each stops after
-  # SCANGEN_GROUP_TIMEOUT seconds (default 540), and then reads `exit 124`. Summary in
-  # groups.txt, each group's last lines in groups-tail.txt.
-  export SCANGEN_REQUIRE_NVRTC=1
-  count=0
-  names=()
-  while IFS= read -r group; do
-    [ -n "$group" ] || continue
-    count=$((count + 1))
-    names+=("$group")
-    read -r exe filters <<<"$group"
-    # shellcheck disable=SC2086 (the filters are separate arguments)
-    (SCANGEN_CACHE_DIR="/tmp/group-cache-$count" timeout "${SCANGEN_GROUP_TIMEOUT:-540}" \
-      ".gpu/bin/tests/$exe" --include-ignored --test-threads=1 ${filters:-} >"/tmp/group-$count.log" 2>&1
-    echo "exit $?" >>"/tmp/group-$count.log") &
-  done <<<"${SCANGEN_GROUPS:-}"
-  wait
-  for j in $(seq 1 "$count"); do
-    echo "=== group $j: ${names[$((j - 1))]}"
-    grep -E "^test result|FAILED|panicked|^exit|^test .* \.\.\. " "/tmp/group-$j.log" | head -60
-  done | tee "$out/groups.txt"
-  for j in $(seq 1 "$count"); do
-    echo "=== group $j: ${names[$((j - 1))]}"
-    tail -c 6000 "/tmp/group-$j.log"
-  done >"$out/groups-tail.txt"
-fi
