@@ -25,11 +25,13 @@ pub struct TuningPolicy {
     /// Predecessor statuses a single-pass look-back reads at once (1 to 32, one per lane of
     /// the looking-back warp); the window slides back by this many tiles.
     pub look_back_window: u32,
-    /// Single-pass, plain tiles of packed 1- and 2-byte items: the thread scans run before the
-    /// look-back, seeded with the block-exclusive prefixes alone, and the tile's prefix joins
-    /// every result as the store reads it back (tile.cu.tera, `ScanPrefixJoin`), so the scans
-    /// overlap the wait on the predecessors. Half-float sums keep the seeded scan (their
-    /// rounding would change). Ignored by other tiles.
+    /// Single-pass, plain tiles (no segments, columns or fused map): the thread scans run
+    /// before the look-back, seeded with the block-exclusive prefixes alone, and the tile's
+    /// prefix joins every result after it, so the scans overlap the wait on the predecessors.
+    /// Packed 1- and 2-byte items join as the store reads them back (tile.cu.tera,
+    /// `ScanPrefixJoin`), others in the thread's run before the store
+    /// (`scan_join_tile_prefix`). Half-float sums keep the seeded scan (their rounding would
+    /// change). Ignored by other tiles.
     pub defer_tile_prefix: bool,
     /// With a deferred tile prefix: the thread scan reads the thread's run back from the
     /// tile's transpose buffer (where the load left it) instead of scanning the words it
@@ -504,11 +506,18 @@ impl TuningPolicy {
                 (90.., Algorithm::SinglePass) => 16,
                 _ => 4,
             },
-            // Packed tiles scan before the look-back and join the prefix at the store. H100,
-            // 2^28, u8 sums (a hand-edited kernel first, tile_timeline.py): 0.894-0.898 ->
-            // 0.921-0.924 of a copy in device time, the scan and store after the prefix 1.8 ->
-            // 1.0 us a tile (BENCHMARKS.md, session 31). Other archs were not measured.
-            defer_tile_prefix: matches!((sm, algorithm), (90.., Algorithm::SinglePass)),
+            // Tiles of elements up to 8 bytes scan before the look-back and join the prefix
+            // after it. H100, 2^28, packed u8 sums (a hand-edited kernel first,
+            // tile_timeline.py): 0.894-0.898 -> 0.921-0.924 of a copy in device time, the scan
+            // and store after the prefix 1.8 -> 1.0 us a tile (BENCHMARKS.md, session 31). H200,
+            // 4- and 8-byte elements in registers (session 41, device time, two rounds): f32
+            // sums 0.844-0.847 -> 0.853-0.856 and max 0.834-0.839 -> 0.851 at 2^28, max 0.71 ->
+            // 0.73 at 2^24; i32, i64, f64 and the 8-byte affine struct within 0.003 at 2^28.
+            // Staged wide elements lost to it (the join reads and writes their runs in shared
+            // memory again, one more combine an item): f32x4 0.861 -> 0.848, f64x2 0.866 ->
+            // 0.849, the u64 2x2 matrix 0.790 -> 0.741 at 2^28. Other archs were not measured.
+            defer_tile_prefix: matches!((sm, algorithm), (90.., Algorithm::SinglePass))
+                && size <= 8,
             // A 1-byte partial tile read item by item (256 loads a thread, batched only as far
             // as the register cap allows) took about 15 us on an H100: u8 sums of 2^28 - 1
             // elements read 0.87 of a copy against 0.95 at 2^28 (BENCHMARKS.md, session 38).
@@ -890,11 +899,14 @@ impl TuningPolicy {
         // At least 8 items: 24- and 32-byte elements at 4 (512-item tiles) took 7.8 and 10.3 us
         // at 2^16 against 7.5 and 9.2 at 8 (H100, device time).
         let items = prev_power_of_two((128 / size).clamp(8, 16 * per_register) as u32);
+        let large = TuningPolicy::for_target(sm, algorithm, elem_size);
         let policy = TuningPolicy {
             resident_tiles: Self::resident_in_one_wave(size),
+            // As the default tile (elements up to 8 bytes). H200, 2^16, deferred (session 41):
+            // within 0.01 of a copy either way, i32 max 0.685-0.688 -> 0.689-0.718.
+            defer_tile_prefix: large.defer_tile_prefix,
             ..TuningPolicy::new(128, items)
         };
-        let large = TuningPolicy::for_target(sm, algorithm, elem_size);
         (policy.tile_items() < large.tile_items()
             && policy.validate(algorithm, size, size.min(8)).is_ok())
         .then_some(policy)
@@ -943,12 +955,18 @@ impl TuningPolicy {
         // The range ends at one wave of this shape's blocks, so its first wave is its only one
         // and loads at once (packed tiles are claimed: without the stagger's test, u8 sums ran
         // 0.686 of a copy at 2^24, device time, and 0.671 with it).
+        let items_per_thread = large.tile_items() / threads;
         let policy = TuningPolicy {
             block_threads: threads,
-            items_per_thread: large.tile_items() / threads,
+            items_per_thread,
             min_blocks_per_sm,
             resident_tiles: Self::resident_in_one_wave(elem_size),
             first_wave_bytes_per_ns: 0,
+            // Unpacked one-wave tiles keep seeding their scans: deferred, f32 max lost 0.02-0.03
+            // of a copy at 2^20 and i32 and f32 sums up to 0.02 (H200, session 41), where the
+            // look-back of one wave has no other tile's work to overlap.
+            defer_tile_prefix: large.defer_tile_prefix
+                && layout::packs_items(elem_size, items_per_thread),
             ..large
         };
         let align = elem_size.min(8);
@@ -1212,7 +1230,16 @@ impl TuningPolicy {
         elem_size: usize,
         direction: crate::Direction,
     ) -> Option<TuningPolicy> {
-        if self.defer_tile_prefix && crate::layout::packs_items(elem_size, self.items_per_thread) {
+        let packed = crate::layout::packs_items(elem_size, self.items_per_thread);
+        if self.defer_tile_prefix && !packed {
+            // Unpacked tiles give the deferral up first: seeded, the kernel is the one tuned
+            // before deferrals, at the same cap.
+            return Some(TuningPolicy {
+                defer_tile_prefix: false,
+                ..*self
+            });
+        }
+        if self.defer_tile_prefix && packed {
             let gives_a_block = self.min_blocks_per_sm == first.min_blocks_per_sm
                 && self.min_blocks_per_sm > Self::DEFERRED_MIN_BLOCKS;
             // A suffix scan reads back only where seeding would not win a block back: at the
@@ -1420,16 +1447,29 @@ mod tests {
         let first = TuningPolicy::for_target(90, Algorithm::SinglePass, 4);
         let mut policy = first;
         assert_eq!(policy.min_blocks_per_sm, 6);
-        let mut caps = vec![policy.min_blocks_per_sm];
+        // The deferred prefix goes first, at the same cap; then the cap loosens.
+        assert!(first.defer_tile_prefix);
+        let mut rungs = vec![(policy.min_blocks_per_sm, policy.defer_tile_prefix)];
         while let Some(relaxed) = policy.relaxed_register_cap(&first, 4, Direction::Forward) {
             assert_eq!(
                 (relaxed.block_threads, relaxed.items_per_thread),
                 (policy.block_threads, policy.items_per_thread)
             );
             policy = relaxed;
-            caps.push(policy.min_blocks_per_sm);
+            rungs.push((policy.min_blocks_per_sm, policy.defer_tile_prefix));
         }
-        assert_eq!(caps, [6, 5, 4, 3, 2, 1]);
+        assert_eq!(
+            rungs,
+            [
+                (6, true),
+                (6, false),
+                (5, false),
+                (4, false),
+                (3, false),
+                (2, false),
+                (1, false)
+            ]
+        );
         let uncapped = TuningPolicy::for_target(90, Algorithm::KoggeStone, 4);
         assert_eq!(
             uncapped.relaxed_register_cap(&uncapped, 4, Direction::Forward),

@@ -682,13 +682,12 @@ fn render_scan(
     // Packed items of a standard integer monoid fold and scan a word at a time (words.rs).
     let plain_tile = !segmented && !columns && transform.is_none();
     let word_combine = crate::words::word_combine(op, &policy, plain_tile);
-    // The tile's prefix joins at the store (policy defer_tile_prefix): plain single-pass tiles of
-    // packed items, except half-float sums, which would round prefix + (the tile's sum so far)
-    // where the running sum rounds item by item.
+    // The tile's prefix joins the scanned items after the look-back (policy defer_tile_prefix):
+    // plain single-pass tiles, except half-float sums, which would round prefix + (the tile's sum
+    // so far) where the running sum rounds item by item.
     let deferred_prefix = policy.defer_tile_prefix
         && algorithm == Algorithm::SinglePass
         && plain_tile
-        && layout::packs_items(elem_size, policy.items_per_thread)
         && word_combine
             .as_ref()
             .is_none_or(|w| w.form != WordForm::HalfAdd.name());
@@ -701,7 +700,9 @@ fn render_scan(
     ctx.insert("item_path_suffix", item_path_suffix);
     ctx.insert("word_combine", &word_combine);
     ctx.insert("deferred_prefix", &deferred_prefix);
-    let deferred_rereads_run = deferred_prefix && policy.deferred_scan_rereads_run;
+    let deferred_rereads_run = deferred_prefix
+        && policy.deferred_scan_rereads_run
+        && layout::packs_items(elem_size, policy.items_per_thread);
     ctx.insert("deferred_rereads_run", &deferred_rereads_run);
     // A run read back above the deferral's floor of blocks (1-byte tiles of many waves,
     // TuningPolicy::for_many_waves_input): the partial tile splits its run addresses as full

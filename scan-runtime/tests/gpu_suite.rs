@@ -1661,6 +1661,42 @@ fn thread_runs_every_mode_direction_and_shape() {
     report.finish("thread_runs_every_mode_direction_and_shape");
 }
 
+/// Tiles that scan before the look-back and join the tile's prefix after it
+/// (TuningPolicy::defer_tile_prefix) for elements of 1 to 32 bytes, non-commutative ones
+/// included: items in registers (4-, 8- and 16-byte vectors, scalar), staged in shared memory,
+/// in one run and in several ([`check_policies`]: every mode and direction, sizes around the
+/// tile, a prime, many tiles; aligned and unaligned buffers, in place). A kernel that spills
+/// deferred is built seeded (the register ladder), as the defaults are.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn deferred_prefixes_every_mode_direction_and_shape() {
+    // (threads, items, register cap, vector bytes, runs per thread, staged)
+    let shapes = [
+        (128, 16, 4, 16, 1, false),
+        (64, 8, 1, 4, 2, false),
+        (32, 6, 1, 1, 3, false),
+        (128, 8, 5, 16, 1, true),
+        (64, 16, 2, 8, 4, true),
+    ];
+    let policies: Vec<TuningPolicy> = shapes
+        .iter()
+        .map(
+            |&(threads, items, cap, vector_bytes, runs, staged)| TuningPolicy {
+                min_blocks_per_sm: cap,
+                vector_bytes,
+                l2_prefetch_tiles: 48,
+                thread_runs: runs,
+                stage_items: staged,
+                defer_tile_prefix: true,
+                ..TuningPolicy::new(threads, items)
+            },
+        )
+        .collect();
+    let mut report = Report::default();
+    check_policies_every_element(&mut report, &policies);
+    report.finish("deferred_prefixes_every_mode_direction_and_shape");
+}
+
 /// Packed 1- and 2-byte items of the built-in integer monoids, which fold and scan whole words
 /// (scan-codegen's words.rs, tile_words.cu.tera): sums by dot products, products by one
 /// multiply a lane, and, or, xor lane-wise, max and min by 16x2 compares (1-byte items split into even and odd bytes), signed and

@@ -137,8 +137,8 @@ pub struct EmitArgs {
     /// cooperative launch of a grid the GPU holds at once) or claimed (`false`, the default).
     #[arg(long = "resident", value_name = "BOOL")]
     pub resident: Option<bool>,
-    /// Override whether a plain single-pass tile of packed items scans before its look-back
-    /// and joins the tile's prefix at the store (`true`) or seeds its scan with it (`false`).
+    /// Override whether a plain single-pass tile scans before its look-back and joins the
+    /// tile's prefix after it (`true`) or seeds its scan with it (`false`).
     #[arg(long = "defer-prefix", value_name = "BOOL")]
     pub defer_prefix: Option<bool>,
     /// Override whether a deferred tile's thread scan reads its run back from shared memory

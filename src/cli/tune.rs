@@ -60,8 +60,8 @@ pub struct TuneArgs {
     /// tile, to try. Resident shapes need the whole grid to fit on the GPU at once.
     #[arg(long = "resident", value_delimiter = ',', default_value = "false")]
     pub resident: Vec<bool>,
-    /// Single-pass, packed items: whether tiles scan before the look-back and join the prefix at
-    /// the store (`true`) or seed their scans with it (`false`), to try.
+    /// Single-pass, plain tiles: whether tiles scan before the look-back and join the prefix
+    /// after it (`true`) or seed their scans with it (`false`), to try.
     #[arg(long = "defer-prefix", value_delimiter = ',', default_value = "false")]
     pub defer_prefix: Vec<bool>,
     /// Single-pass, deferred prefix: whether the thread scan reads its run back from shared
