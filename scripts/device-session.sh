@@ -19,8 +19,9 @@ has() { [[ " $steps " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$out/device.txt"
 tool=.gpu/bin/tools/scangen
 # Executables travel gzipped (build-gpu-bundle.sh's shrink); steps below may run before run-all.sh.
+# (The mode bit is set again: a bundle put together by hand may have gzipped without it.)
 for gz in .gpu/bin/tests/*.gz .gpu/bin/tools/*.gz; do
-  [ -e "$gz" ] && gunzip -f "$gz"
+  [ -e "$gz" ] && gunzip -f "$gz" && chmod +x "${gz%.gz}"
 done
 # NVRTC, NCCL and the CUDA libraries under the names cudarc loads (the bundle's env.sh), for the
 # tools every step below runs.
