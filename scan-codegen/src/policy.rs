@@ -524,15 +524,17 @@ impl TuningPolicy {
             // 2-byte elements lost 0.015 (u16) or nothing (f16) to it, and f16 sums spilled
             // with the vectors at the default cap, so they keep the item path.
             partial_tile_vectors: size == 1,
-            // Every tile of a 1-byte suffix scan moved item by item where n was not whole
+            // Every tile of a 1- or 2-byte suffix scan moved item by item where n was not whole
             // vectors: reversed u8 sums of 2^28 - 1 elements read 0.42 of a copy (0.93 at
-            // 2^28; BENCHMARKS.md, session 38). Cut by n's part-tile rather than its
-            // part-vector, tiles also sit on whole tiles of memory where n is whole vectors:
-            // reversed byte products of 2^28 - 16 elements 0.78-0.80 -> 0.83-0.84 on an H200
-            // (session 40). 2-byte ones were not measured so, and half
-            // max/min suffix scans spilled 20 bytes at the default cap with it, so they keep
-            // tiles from the scan's start.
-            aligned_suffix_tiles: size == 1,
+            // 2^28; BENCHMARKS.md, session 38), u16 sums and max 0.59 and f16 max 0.54 on an
+            // H200 (session 41). Cut by n's part-tile rather than its part-vector, tiles also
+            // sit on whole tiles of memory where n is whole vectors: reversed byte products of
+            // 2^28 - 16 elements 0.78-0.80 -> 0.83-0.84 (H200, session 40), u16 sums 0.81 ->
+            // 0.87 (session 41). With it, 2-byte suffix scans of 2^28 - 1 read 0.84-0.87, as at
+            // 2^28; at 2^28 itself u16 sums and f16 max lost 0.004-0.01 (half max/min spill 20
+            // bytes at the default cap with it, and the register ladder builds them a block
+            // below).
+            aligned_suffix_tiles: size <= 2,
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding can still push a big element past the shared-memory limit:
@@ -1526,7 +1528,7 @@ mod tests {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
             // 1-byte tiles try each rung with the partial tile's vectors, then without.
             assert_eq!(first.partial_tile_vectors, size == 1);
-            assert_eq!(first.aligned_suffix_tiles, size == 1);
+            assert!(first.aligned_suffix_tiles);
             let tries = if first.partial_tile_vectors { 2 } else { 1 };
             let default: Vec<Shape> = default
                 .iter()
