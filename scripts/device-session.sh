@@ -20,7 +20,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 tool=.gpu/bin/tools/scangen
 # Executables travel gzipped (build-gpu-bundle.sh's shrink); steps below may run before run-all.sh.
 # (The mode bit is set again: a bundle put together by hand may have gzipped without it.)
-for gz in .gpu/bin/tests/*.gz .gpu/bin/tools/*.gz; do
+for gz in .gpu/bin/tests/*.gz .gpu/bin/tools/*.gz .gpu/bin/base/*.gz; do
   [ -e "$gz" ] && gunzip -f "$gz" && chmod +x "${gz%.gz}"
 done
 # NVRTC, NCCL and the CUDA libraries under the names cudarc loads (the bundle's env.sh), for the
@@ -121,7 +121,6 @@ if has ab; then
   # SCANGEN_AB_REPS repetitions, default 11). One line per case in ab.txt:
   #   side+round (base1, new1, base2, ...)  op  type  mode  n  fraction-of-copy
   base=.gpu/bin/base/scangen
-  if [ -e "$base.gz" ]; then gunzip -f "$base.gz" && chmod +x "$base"; fi
   if [ ! -x "$base" ] || [ -z "${SCANGEN_AB_ARGS:-}" ]; then
     echo "ab: needs .gpu/bin/base/scangen (SCANGEN_BUNDLE_BASE=REV) and SCANGEN_AB_ARGS" | tee "$out/ab.txt"
   else
