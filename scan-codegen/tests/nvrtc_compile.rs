@@ -470,6 +470,31 @@ fn jobs() -> Vec<Job> {
             }
         }
     }
+    // Suffix scans of every 1- and 2-byte built-in at its default policy (sm_90 single-pass):
+    // only suffix scans render aligned tiles (tile.cu.tera, first_tile_shortfall), and their
+    // ladders end where these do.
+    for (op, ty) in &ops {
+        if op.element.size() > 2 || !matches!(op.element, scan_core::ElementType::Prim(_)) {
+            continue;
+        }
+        for mode in ScanMode::ALL {
+            jobs.push(Job {
+                name: format!(
+                    "{}__default{}",
+                    snapshot_name(&op.name, ty, Algorithm::SinglePass, mode),
+                    ScanVariant::FLAT.reverse().name_suffix()
+                ),
+                op: op.clone(),
+                algorithm: Algorithm::SinglePass,
+                mode,
+                sm: 90,
+                policy: None,
+                variant: ScanVariant::FLAT.reverse(),
+                transform: None,
+                input: InputSize::Large,
+            });
+        }
+    }
     // Fused lift/project (Kadane from i64, argmin from f32 with the index, an affine
     // recurrence from two f32 arrays): every algorithm and mode, and for the recurrence every
     // variant a fused scan supports (all but column scans).
