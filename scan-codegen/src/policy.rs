@@ -1031,10 +1031,14 @@ impl TuningPolicy {
     /// +0.000-0.008 at 2^27, but lost 0.005-0.015 at 2^26 and 0.03-0.05 at 2^25 (calls 8-9).
     /// As this size class, beside the build before it (bench/results/h100-session38.md, call
     /// 1, `scangen bench --device-time`, two rounds): byte max, min and products 0.931-0.938
-    /// -> 0.938-0.948 at 2^28, -0.002 to +0.012 at 2^27. Suffix scans keep the default: their ladder was measured apart (seeding at 6 blocks beat
-    /// reading back at 5 for half max/min, session 33) and the read-back at 6 was not measured
-    /// reversed. Where the ladder gives the block up anyway (a kernel that spills reading back
-    /// at 6), the runtime keeps the default (`ScanEngine::many_waves_adds_a_block`).
+    /// -> 0.938-0.948 at 2^28, -0.002 to +0.012 at 2^27.
+    ///
+    /// Suffix scans keep the default: reading back at 6 blocks lost there (H200, device time,
+    /// bench/results/h200-session42.md, call 5, three rounds: reversed u8 max and min
+    /// 0.811-0.819 -> 0.803-0.809 at 2^28 and 0.778-0.792 -> 0.768-0.775 at 2^27, byte
+    /// products -0.005, i8 max exclusive 0.810 -> 0.801; sums within the rounds' spread).
+    /// Where the ladder gives the block up anyway (a kernel that spills reading back at 6),
+    /// the runtime keeps the default (`ScanEngine::many_waves_adds_a_block`).
     pub fn for_many_waves_input(
         sm: u32,
         algorithm: Algorithm,
