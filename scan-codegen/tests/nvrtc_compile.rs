@@ -1,6 +1,6 @@
 //! Compiles every generated kernel with the real NVRTC (no GPU needed), then assembles the PTX
-//! with `ptxas -v` and checks that 4- and 8-byte elements use no local memory under their
-//! default policy (no stack frame, no spills), once its register cap is loosened where ptxas
+//! with `ptxas -v` and checks that under their default policy no kernel spills and elements of
+//! 8 bytes or less take no stack frame either, once the register cap is loosened where ptxas
 //! spills, as the runtime does (`TuningPolicy::relaxed_register_cap`).
 //!
 //! Needs NVRTC and ptxas: `. scripts/cuda-tools.sh`. Without them the test is ignored
@@ -27,8 +27,8 @@ struct Job {
     algorithm: Algorithm,
     mode: ScanMode,
     sm: u32,
-    /// None: the default policy for `sm` (held to the no-local-memory rule for 4- and 8-byte
-    /// elements); Some: an unusual shape, which only has to compile.
+    /// None: the default policy for `sm` (held to the no-spill rule, and for elements of 8
+    /// bytes or less to no stack frame); Some: an unusual shape, which only has to compile.
     policy: Option<TuningPolicy>,
     variant: ScanVariant,
     /// A fused lift/project (`generate_fused`).
@@ -471,8 +471,9 @@ fn jobs() -> Vec<Job> {
         }
     }
     // Suffix scans of every 1- and 2-byte built-in at its default policy (sm_90 single-pass):
-    // only suffix scans render aligned tiles (tile.cu.tera, first_tile_shortfall), and their
-    // ladders end where these do.
+    // only there is a tile's shortfall not 0 (aligned tiles: tile.cu.tera,
+    // first_tile_shortfall), and the register ladder of each ends differently from its prefix
+    // scan's.
     for (op, ty) in &ops {
         if op.element.size() > 2 || !matches!(op.element, scan_core::ElementType::Prim(_)) {
             continue;
@@ -702,7 +703,10 @@ fn every_generated_kernel_compiles_without_local_memory() {
                 }
                 for f in fns {
                     let local = f.stack_frame + f.spill_stores + f.spill_loads;
-                    if local != 0 && (size == 4 || size == 8) && job.policy.is_none() {
+                    // (Wider elements may keep a stack frame without spilling: the 24-byte
+                    // Mixed exclusive scan on sm_80 keeps 8 bytes.)
+                    let spills = f.spill_stores + f.spill_loads != 0;
+                    if job.policy.is_none() && (spills || (local != 0 && size <= 8)) {
                         failures.push(format!(
                             "{} (sm_{}) {}: {} bytes stack frame, {} bytes spill stores, {} bytes spill loads",
                             job.name, job.sm, f.name, f.stack_frame, f.spill_stores, f.spill_loads
