@@ -531,9 +531,9 @@ impl TuningPolicy {
             // sit on whole tiles of memory where n is whole vectors: reversed byte products of
             // 2^28 - 16 elements 0.78-0.80 -> 0.83-0.84 (H200, session 40), u16 sums 0.81 ->
             // 0.87 (session 41). With it, 2-byte suffix scans of 2^28 - 1 read 0.84-0.87, as at
-            // 2^28; at 2^28 itself u16 sums and f16 max lost 0.004-0.01 (half max/min spill 20
-            // bytes at the default cap with it, and the register ladder builds them a block
-            // below).
+            // 2^28. (Half max/min suffix scans spilled 20 bytes at the default cap with it until
+            // the tile's end was tested in 32 bits: tile.cu.tera, tile_ends_on_a_vector,
+            // session 42.)
             aligned_suffix_tiles: size <= 2,
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
