@@ -26,7 +26,9 @@ shared memory, each lane its own run (forward scans whose padded rows are 16-byt
 bounds-checked path); `+vgradedR` keeps them on the vector path, the tile's last warps idle.
 `+lbN` (N a multiple of 32) makes the look-back read N predecessors' statuses a round trip, in
 windows of 32 used nearest first, and prints how many polls found a window not ready and how
-many windows a tile folded (`+lb32` is the emitted algorithm, counted).
+many windows a tile folded (`+lb32` is the emitted algorithm, counted). `+split` publishes a
+tile's aggregate and its inclusive prefix in two sets of tagged words, each written once a
+launch, and polls both (no read can see one publish's words beside the other's).
 """
 import os
 import re
@@ -390,9 +392,55 @@ def transform(src, changes):
             src = src.replace(call, call.replace("scan_look_back(", f"scan_look_back_deep<{depth}>("), 1)
             at = src.index('extern "C" __global__ void SCAN_LAUNCH_BOUNDS')
             src = src[:at] + DEEP_LOOK_BACK + src[at:]
+        if change == "split":
+            # A tile's aggregate and inclusive publishes go to two sets of tagged words, each
+            # written once per launch, and a poll reads both: a reader can no longer see words of
+            # the aggregate's publish beside words of the inclusive's (a torn read, which the
+            # emitted poll reads as NOT_READY and the look-back waits out).
+            src = split_statuses(src)
         if change.startswith("sleep"):
             # The look-back's pause between polls of a window that is not ready.
             src = re.sub(r"__nanosleep\(\d+\)", f"__nanosleep({int(change[5:])})", src)
+    return src
+
+
+def split_statuses(src: str) -> str:
+    """`+split`: separate word sets for a tile's aggregate and inclusive publishes."""
+    edits = [
+        ("                    scan_store_relaxed_u64(words + slot * SCAN_STATUS_WORDS + k, 0);\n",
+         "                    scan_store_relaxed_u64(words + slot * 2 * SCAN_STATUS_WORDS + k, 0);\n"
+         "                    scan_store_relaxed_u64(words + slot * 2 * SCAN_STATUS_WORDS + SCAN_STATUS_WORDS + k, 0);\n"),
+        ("        u64* w = words + (u64)tile * SCAN_STATUS_WORDS;\n",
+         "        u64* w = words + ((u64)tile * 2 + (state == SCAN_STATUS_INCLUSIVE ? 1 : 0)) * SCAN_STATUS_WORDS;\n"),
+    ]
+    for old_text, new_text in edits:
+        assert old_text in src, f"split: not found: {old_text[:60]!r}"
+        src = src.replace(old_text, new_text, 1)
+    poll = re.search(r"    __device__ __forceinline__ u32 poll\(u32 tile, u32 epoch, ScanPolledStatus& polled\) const \{\n.*?\n    \}\n", src, re.S)
+    assert poll, "split: poll not found"
+    src = src.replace(poll.group(0), """    __device__ __forceinline__ u32 poll(u32 tile, u32 epoch, ScanPolledStatus& polled) const {
+        const u64* w = words + (u64)tile * 2 * SCAN_STATUS_WORDS;
+        u64 aggregate[SCAN_STATUS_WORDS];
+#pragma unroll
+        for (u32 k = 0; k < SCAN_STATUS_WORDS; ++k) {
+            aggregate[k] = scan_load_relaxed_u64(w + k);
+            polled.words[k] = scan_load_relaxed_u64(w + SCAN_STATUS_WORDS + k);
+        }
+        bool inclusive = true, partial = true;
+#pragma unroll
+        for (u32 k = 0; k < SCAN_STATUS_WORDS; ++k) {
+            inclusive = inclusive && (u32)polled.words[k] == scan_status_word(epoch, SCAN_STATUS_INCLUSIVE);
+            partial = partial && (u32)aggregate[k] == scan_status_word(epoch, SCAN_STATUS_AGGREGATE);
+        }
+        if (!inclusive) {
+#pragma unroll
+            for (u32 k = 0; k < SCAN_STATUS_WORDS; ++k) {
+                polled.words[k] = aggregate[k];
+            }
+        }
+        return inclusive ? SCAN_STATUS_INCLUSIVE : partial ? SCAN_STATUS_AGGREGATE : SCAN_STATUS_NOT_READY;
+    }
+""", 1)
     return src
 
 
@@ -431,7 +479,7 @@ def run(path, log2n, spin):
         host = rng.integers(0, 100, n).astype(dtype)
     x = cp.asarray(host.view(np.uint8))
     y = cp.empty_like(x)
-    state = cp.zeros(128 + 8 * words * tiles, dtype=cp.uint8)
+    state = cp.zeros(128 + 8 * words * tiles * (2 if "split" in changes else 1), dtype=cp.uint8)
     null = np.uint64(0)
     args = (x, y, np.uint64(n), state, np.uint64(tiles), null, null)
 

@@ -1228,6 +1228,24 @@ impl TuningPolicy {
         Some(next)
     }
 
+    /// Every rung of the register ladder that starts at this policy, in the order the runtime
+    /// tries them: this policy, then [`TuningPolicy::relaxed_register_cap`] again and again until
+    /// nothing is left to loosen. The runtime builds the rungs after the first side by side
+    /// (scan-runtime's register_ladder.rs), so it needs them all up front.
+    pub fn register_ladder(
+        &self,
+        elem_size: usize,
+        direction: crate::Direction,
+    ) -> Vec<TuningPolicy> {
+        let mut rungs = vec![*self];
+        while let Some(next) =
+            rungs[rungs.len() - 1].relaxed_register_cap(self, elem_size, direction)
+        {
+            rungs.push(next);
+        }
+        rungs
+    }
+
     /// The rung of [`TuningPolicy::relaxed_register_cap`] below this one, the partial tile's
     /// vectors left as they are.
     fn next_register_rung(
@@ -1481,6 +1499,32 @@ mod tests {
             uncapped.relaxed_register_cap(&uncapped, 4, Direction::Forward),
             None
         );
+    }
+
+    #[test]
+    fn register_ladder_lists_every_relaxation_in_order() {
+        for (size, direction) in [
+            (1, Direction::Forward),
+            (1, Direction::Reverse),
+            (2, Direction::Forward),
+            (4, Direction::Forward),
+            (32, Direction::Reverse),
+        ] {
+            let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+            let mut expected = vec![first];
+            let mut policy = first;
+            while let Some(relaxed) = policy.relaxed_register_cap(&first, size, direction) {
+                expected.push(relaxed);
+                policy = relaxed;
+            }
+            assert_eq!(
+                first.register_ladder(size, direction),
+                expected,
+                "{size} bytes, {direction:?}"
+            );
+        }
+        let uncapped = TuningPolicy::for_target(90, Algorithm::KoggeStone, 4);
+        assert_eq!(uncapped.register_ladder(4, Direction::Forward), [uncapped]);
     }
 
     #[test]

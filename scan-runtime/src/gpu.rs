@@ -5,6 +5,7 @@ use crate::disk_cache::DiskCache;
 use crate::error::{alloc, driver, ScanError};
 use crate::launch_plan::Kernel;
 use crate::options::ScanOptions;
+use crate::register_ladder;
 use crate::scanner::engine::{value_bytes, InputShapes};
 use crate::scanner::{ScanEngine, Scanner};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUresult};
@@ -350,8 +351,9 @@ impl Gpu {
         // Compiled without the lock held, so scanners for different ops build in parallel.
         // A policy's register cap (min_blocks_per_sm) is a request: where the operator needs
         // more registers than it leaves, ptxas spills to local memory, which can cost more than
-        // the occupancy the cap buys. Then build again with a looser cap. The loaded function's
-        // local memory size is the authority (NVRTC's log does not reliably carry ptxas's report).
+        // the occupancy the cap buys. Then the next rung of the register ladder is taken (its
+        // later rungs compiled side by side: register_ladder.rs). The loaded function's local
+        // memory size is the authority (NVRTC's log does not reliably carry ptxas's report).
         let kernels: &[Kernel] = if key.algorithm.is_hierarchical() {
             &[
                 Kernel::ReduceTiles,
@@ -370,16 +372,23 @@ impl Gpu {
             sm = self.inner.sm,
         )
         .entered();
-        let mut policy = key.policy;
-        let (generated, module, functions, local_bytes) = loop {
+        let rungs = key
+            .policy
+            .register_ladder(key.op.element.size(), key.variant.direction);
+        let parent = tracing::Span::current();
+        let build = |policy: &TuningPolicy| {
+            let _span = parent.enter();
             let generated = match &key.transform {
-                None => generate_variant(&key.op, key.algorithm, key.mode, key.variant, policy)?,
+                None => generate_variant(&key.op, key.algorithm, key.mode, key.variant, *policy)?,
                 Some(t) => {
-                    generate_fused(&key.op, t, key.algorithm, key.mode, key.variant, policy)?
+                    generate_fused(&key.op, t, key.algorithm, key.mode, key.variant, *policy)?
                 }
             };
             let image =
                 compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
+            Ok((generated, image))
+        };
+        let load = |(generated, image): (GeneratedScan, Arc<compile::KernelImage>)| {
             let module = self
                 .inner
                 .ctx
@@ -401,22 +410,23 @@ impl Gpu {
                 );
                 functions[kernel as usize] = Some(function);
             }
-            match policy.relaxed_register_cap(
-                &key.policy,
-                key.op.element.size(),
-                key.variant.direction,
-            ) {
-                Some(relaxed) if local_bytes > 0 => {
-                    tracing::debug!(
-                        local_bytes,
-                        min_blocks_per_sm = policy.min_blocks_per_sm,
-                        "ptxas spilled under the register cap; rebuilding with a looser cap"
-                    );
-                    policy = relaxed
-                }
-                _ => break (generated, module, functions, local_bytes),
+            if local_bytes > 0 {
+                tracing::debug!(
+                    local_bytes,
+                    min_blocks_per_sm = generated.policy.min_blocks_per_sm,
+                    "ptxas spilled under the register cap"
+                );
             }
+            Ok(register_ladder::Loaded {
+                loaded: (generated, module, functions),
+                local_bytes: local_bytes.max(0) as u32,
+            })
         };
+        let (rung, climbed) =
+            register_ladder::climb(&rungs, register_ladder::width(), build, load)?;
+        tracing::debug!(rung, rungs = rungs.len(), "register ladder climbed");
+        let (generated, module, functions) = climbed.loaded;
+        let local_bytes = climbed.local_bytes;
         let resident_blocks = match &functions[Kernel::SinglePass as usize] {
             Some(function) if generated.policy.resident_tiles => {
                 self.resident_blocks(function, &generated)?
@@ -428,7 +438,7 @@ impl Gpu {
             generated,
             _module: module,
             functions,
-            local_bytes: local_bytes.max(0) as u32,
+            local_bytes,
             resident_blocks,
         });
         let mut modules = self.inner.modules.lock().expect("module cache poisoned");

@@ -84,6 +84,7 @@ pub mod launch_plan;
 mod op_spec;
 mod options;
 mod reduce;
+mod register_ladder;
 mod scanner;
 mod segments;
 pub mod sharded;
