@@ -166,7 +166,11 @@ pub fn compile_cached(
                 disk.warn("cache entry holds no kernel image; recompiling");
             }
             tracing::debug!(dir = ?disk.dir(), "kernel cache miss");
-            let image = compile(source, &options)?;
+            let image = {
+                // At most compile_threads() compiles at once, however many threads ask.
+                let _slot = CompileSlots::process().take();
+                compile(source, &options)?
+            };
             disk.store(&key, &identity, &image.to_bytes());
             image
         }
@@ -177,6 +181,70 @@ pub fn compile_cached(
         .expect("compile cache poisoned")
         .insert(key, image.clone());
     Ok(image)
+}
+
+/// How many NVRTC compiles may run at once in this process: `SCANGEN_COMPILE_THREADS` if set (at
+/// least 1), else the host's cores, at most [`DEFAULT_COMPILE_THREADS`]. The register ladder
+/// compiles that many rungs side by side, and `Scanner::prepare` builds its input-size shapes
+/// side by side under the same bound.
+pub fn compile_threads() -> usize {
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let asked = std::env::var("SCANGEN_COMPILE_THREADS").ok();
+        match asked.and_then(|v| v.trim().parse::<usize>().ok()) {
+            Some(threads) => threads.max(1),
+            None => cores.clamp(1, DEFAULT_COMPILE_THREADS),
+        }
+    })
+}
+
+/// NVRTC compiles at once by default. Compiles side by side slow each other down (each holds a
+/// few hundred MB and shares memory bandwidth): on a 16-core H200 host, the 5 rungs a byte max
+/// scan's mid-size shape needed after its first took about twice one compile together. Of 1, 2,
+/// 4 and 8 at a time, 8 started that scan fastest (2^23 elements, empty cache: first scan 5.9-6.1
+/// s -> 2.8-3.6 s) and no width lost at the default shape (BENCHMARKS.md, session 43).
+pub const DEFAULT_COMPILE_THREADS: usize = 8;
+
+/// A counting semaphore: at most `n` holders of a slot at once ([`compile_threads`] NVRTC
+/// compiles, for the process's one instance, [`CompileSlots::process`]).
+struct CompileSlots {
+    free: Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+/// A held slot, given back on drop.
+struct CompileSlot<'a>(&'a CompileSlots);
+
+impl CompileSlots {
+    fn new(n: usize) -> CompileSlots {
+        CompileSlots {
+            free: Mutex::new(n.max(1)),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    fn process() -> &'static CompileSlots {
+        static SLOTS: OnceLock<CompileSlots> = OnceLock::new();
+        SLOTS.get_or_init(|| CompileSlots::new(compile_threads()))
+    }
+
+    /// Waits for a free slot and holds it.
+    fn take(&self) -> CompileSlot<'_> {
+        let mut free = self.free.lock().expect("compile slots poisoned");
+        while *free == 0 {
+            free = self.freed.wait(free).expect("compile slots poisoned");
+        }
+        *free -= 1;
+        CompileSlot(self)
+    }
+}
+
+impl Drop for CompileSlot<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().expect("compile slots poisoned") += 1;
+        self.0.freed.notify_one();
+    }
 }
 
 /// Compiles `source` with NVRTC and `options` (no caching).
@@ -465,6 +533,26 @@ mod tests {
                 .starts_with("NVRTC compilation failed:\nscangen.cu(3): error"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn compile_slots_bound_how_many_hold_one_at_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let slots = CompileSlots::new(2);
+        let (held, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|scope| {
+            for _ in 0..6 {
+                scope.spawn(|| {
+                    let _slot = slots.take();
+                    let now = held.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    held.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(most.load(Ordering::SeqCst), 2, "two at once, never more");
+        assert_eq!(*slots.free.lock().unwrap(), 2, "every slot given back");
     }
 
     #[scan_testenv::needs(nvrtc)]

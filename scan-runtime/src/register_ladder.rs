@@ -8,7 +8,7 @@
 //! 2.6 s on an H200 host's core (BENCHMARKS.md, session 43). Only loading a module says whether a rung
 //! spilled (NVRTC's log does not reliably carry ptxas's report), so the first rung is built and
 //! loaded alone: most kernels fit it, and nothing is compiled for nothing. Once it has spilled,
-//! the next rungs are compiled at once, up to [`width`] at a time, and loaded in order, so a long
+//! the next rungs are compiled at once, up to [`width`] at a time (`SCANGEN_COMPILE_THREADS`), and loaded in order, so a long
 //! ladder costs about two compiles of wall time rather than one per rung.
 //!
 //! Building is the caller's (`build`: generate and compile, thread-safe); loading too (`load`:
@@ -16,31 +16,14 @@
 //! A rung's build error is returned only if the climb reaches that rung, as when rungs were built
 //! one at a time.
 
+use crate::compile;
 use crate::error::ScanError;
-use std::sync::OnceLock;
 
-/// How many rungs are compiled at once after the first: `SCANGEN_LADDER_THREADS` if set (1
-/// climbs one rung at a time), else the host's cores, at most [`DEFAULT_WIDTH`].
+/// How many rungs are compiled at once after the first: as many as NVRTC compiles may run at
+/// once ([`compile::compile_threads`]).
 pub(crate) fn width() -> usize {
-    static WIDTH: OnceLock<usize> = OnceLock::new();
-    *WIDTH.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        match std::env::var("SCANGEN_LADDER_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-        {
-            Some(threads) => usize::max(threads, 1),
-            None => cores.clamp(1, DEFAULT_WIDTH),
-        }
-    })
+    compile::compile_threads()
 }
-
-/// Rungs compiled at once by default. Compiles side by side slow each other down: on a 16-core
-/// H200 host, the 5 rungs a byte max scan's mid-size shape needed after its first took about
-/// twice one compile together. Of 1, 2, 4 and 8 at a time, 8 started that scan fastest (2^23
-/// elements, empty cache: first scan 5.9-6.1 s -> 2.8-3.6 s) and no width lost at the default
-/// shape (BENCHMARKS.md, session 43).
-pub(crate) const DEFAULT_WIDTH: usize = 8;
 
 /// A loaded rung and the local memory (bytes per thread) its kernels keep.
 pub(crate) struct Loaded<L> {

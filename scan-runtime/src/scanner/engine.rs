@@ -49,6 +49,16 @@ pub(crate) struct InputShapes<T> {
 
 impl<T> InputShapes<T> {
     /// The shape of size class `class` (`None` for large inputs: the default).
+    fn get(&self, class: InputSize) -> Option<&T> {
+        match class {
+            InputSize::Small => Some(&self.small),
+            InputSize::Mid => Some(&self.mid),
+            InputSize::FewWaves => Some(&self.few_waves),
+            InputSize::ManyWaves => Some(&self.many_waves),
+            InputSize::Large => None,
+        }
+    }
+
     fn get_mut(&mut self, class: InputSize) -> Option<&mut T> {
         match class {
             InputSize::Small => Some(&mut self.small),
@@ -209,6 +219,7 @@ impl ScanEngine {
         let mut needs = Needs::default();
         let mut sizes = vec![n];
         sizes.extend(self.largest_sized_inputs().into_iter().map(|m| n.min(m)));
+        self.build_side_by_side(&sizes);
         for m in sizes {
             let (loaded, tile) = self.variant_for(m, Capture::None)?;
             needs = needs.max(self.needs(&loaded, &launch_plan::plan(self.algorithm(), m, tile)?));
@@ -230,6 +241,32 @@ impl ScanEngine {
             .identity(stream, Capture::None, &self.identity)?;
         self.workspace.used(stream, Capture::None);
         Ok(())
+    }
+
+    /// Builds the input-size variants that inputs of `sizes` elements take and that are not
+    /// loaded yet, each on its own thread: on an empty kernel cache each is a register ladder of
+    /// NVRTC compiles (a 1-byte scan's mid-size shape, six), which one after another would add
+    /// up. Only a warm-up of the GPU's module cache: [`ScanEngine::variant_for`] loads them as
+    /// before, and reports any error a build met (their results are dropped here).
+    fn build_side_by_side(&self, sizes: &[u64]) {
+        let mut keys: Vec<&ModuleKey> = Vec::new();
+        for &m in sizes {
+            if let Some(SizedVariant::NotLoaded(key)) = self.shapes.get(self.input_size(m)) {
+                if !keys.contains(&&**key) {
+                    keys.push(key);
+                }
+            }
+        }
+        if keys.len() < 2 {
+            return;
+        }
+        std::thread::scope(|scope| {
+            for key in keys {
+                scope.spawn(move || {
+                    let _ = self.gpu.load(key.clone());
+                });
+            }
+        });
     }
 
     /// Enqueues a scan of `n` positions of `inputs` (one array of elements, or a fused scan's
