@@ -5,11 +5,12 @@
 //! the next rung, and takes the first that keeps no local memory (or the last rung). Compiled one
 //! after another, a ladder costs one NVRTC compile per rung on an empty cache: 1-byte max and
 //! products take 3 rungs at the default shape and 6 at the mid-size one, each a compile of 1 to
-//! 2.6 s on an H200 host's core (BENCHMARKS.md, session 43). Only loading a module says whether a rung
-//! spilled (NVRTC's log does not reliably carry ptxas's report), so the first rung is built and
-//! loaded alone: most kernels fit it, and nothing is compiled for nothing. Once it has spilled,
-//! the next rungs are compiled at once, up to [`width`] at a time (`SCANGEN_COMPILE_THREADS`), and loaded in order, so a long
-//! ladder costs about two compiles of wall time rather than one per rung.
+//! 2.6 s on an H200 host's core (BENCHMARKS.md, session 43). Only loading a module says whether a
+//! rung spilled (NVRTC's log does not reliably carry ptxas's report), so the first rung is built
+//! and loaded alone: most kernels fit it, and nothing is compiled for nothing. Once it has
+//! spilled, the next rungs are compiled at once, up to [`width`] at a time
+//! (`SCANGEN_COMPILE_THREADS`), and loaded in order: a byte max scan's mid-size ladder took about
+//! three compiles of wall time rather than six.
 //!
 //! Building is the caller's (`build`: generate and compile, thread-safe); loading too (`load`:
 //! module load on the calling thread, which holds the CUDA context, and the rung's local memory).
