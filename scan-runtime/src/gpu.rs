@@ -423,7 +423,7 @@ impl Gpu {
             })
         };
         let (rung, climbed) =
-            register_ladder::climb(&rungs, register_ladder::width(), build, load)?;
+            register_ladder::climb(&rungs, compile::compile_threads(), build, load)?;
         tracing::debug!(rung, rungs = rungs.len(), "register ladder climbed");
         let (generated, module, functions) = climbed.loaded;
         let local_bytes = climbed.local_bytes;

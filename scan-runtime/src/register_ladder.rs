@@ -8,8 +8,8 @@
 //! 2.6 s on an H200 host's core (BENCHMARKS.md, session 43). Only loading a module says whether a
 //! rung spilled (NVRTC's log does not reliably carry ptxas's report), so the first rung is built
 //! and loaded alone: most kernels fit it, and nothing is compiled for nothing. Once it has
-//! spilled, the next rungs are compiled at once, up to [`width`] at a time
-//! (`SCANGEN_COMPILE_THREADS`), and loaded in order: a byte max scan's mid-size ladder took about
+//! spilled, the next rungs are compiled at once, `width` at a time (the caller passes
+//! `compile::compile_threads`, `SCANGEN_COMPILE_THREADS`), and loaded in order: a byte max scan's mid-size ladder took about
 //! three compiles of wall time rather than six.
 //!
 //! Building is the caller's (`build`: generate and compile, thread-safe); loading too (`load`:
@@ -17,14 +17,7 @@
 //! A rung's build error is returned only if the climb reaches that rung, as when rungs were built
 //! one at a time.
 
-use crate::compile;
 use crate::error::ScanError;
-
-/// How many rungs are compiled at once after the first: as many as NVRTC compiles may run at
-/// once ([`compile::compile_threads`]).
-pub(crate) fn width() -> usize {
-    compile::compile_threads()
-}
 
 /// A loaded rung and the local memory (bytes per thread) its kernels keep.
 pub(crate) struct Loaded<L> {

@@ -49,16 +49,6 @@ pub(crate) struct InputShapes<T> {
 
 impl<T> InputShapes<T> {
     /// The shape of size class `class` (`None` for large inputs: the default).
-    fn get(&self, class: InputSize) -> Option<&T> {
-        match class {
-            InputSize::Small => Some(&self.small),
-            InputSize::Mid => Some(&self.mid),
-            InputSize::FewWaves => Some(&self.few_waves),
-            InputSize::ManyWaves => Some(&self.many_waves),
-            InputSize::Large => None,
-        }
-    }
-
     fn get_mut(&mut self, class: InputSize) -> Option<&mut T> {
         match class {
             InputSize::Small => Some(&mut self.small),
@@ -248,22 +238,24 @@ impl ScanEngine {
     /// NVRTC compiles (a 1-byte scan's mid-size shape, six), which one after another would add
     /// up. Only a warm-up of the GPU's module cache: [`ScanEngine::variant_for`] loads them as
     /// before, and reports any error a build met (their results are dropped here).
-    fn build_side_by_side(&self, sizes: &[u64]) {
-        let mut keys: Vec<&ModuleKey> = Vec::new();
-        for &m in sizes {
-            if let Some(SizedVariant::NotLoaded(key)) = self.shapes.get(self.input_size(m)) {
-                if !keys.contains(&&**key) {
-                    keys.push(key);
+    fn build_side_by_side(&mut self, sizes: &[u64]) {
+        let classes: Vec<InputSize> = sizes.iter().map(|&m| self.input_size(m)).collect();
+        let mut keys: Vec<ModuleKey> = Vec::new();
+        for class in classes {
+            if let Some(SizedVariant::NotLoaded(key)) = self.shapes.get_mut(class) {
+                if !keys.contains(key) {
+                    keys.push((**key).clone());
                 }
             }
         }
         if keys.len() < 2 {
             return;
         }
+        let gpu = &self.gpu;
         std::thread::scope(|scope| {
             for key in keys {
                 scope.spawn(move || {
-                    let _ = self.gpu.load(key.clone());
+                    let _ = gpu.load(key);
                 });
             }
         });
