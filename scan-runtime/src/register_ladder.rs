@@ -9,8 +9,8 @@
 //! rung spilled (NVRTC's log does not reliably carry ptxas's report), so the first rung is built
 //! and loaded alone: most kernels fit it, and nothing is compiled for nothing. Once it has
 //! spilled, the next rungs are compiled at once, `width` at a time (the caller passes
-//! `compile::compile_threads`, `SCANGEN_COMPILE_THREADS`), and loaded in order: a byte max scan's mid-size ladder took about
-//! three compiles of wall time rather than six.
+//! `compile::compile_threads`, `SCANGEN_COMPILE_THREADS`), and loaded in order: a byte max
+//! scan's mid-size ladder took about three compiles of wall time rather than six.
 //!
 //! Building is the caller's (`build`: generate and compile, thread-safe); loading too (`load`:
 //! module load on the calling thread, which holds the CUDA context, and the rung's local memory).
