@@ -113,6 +113,22 @@ pub struct TuningPolicy {
     /// though only the last tile (and a suffix scan's first) runs it, so the register ladder
     /// turns it off first where a kernel spills ([`TuningPolicy::relaxed_register_cap`]).
     pub partial_tile_vectors: bool,
+    /// Packed 1- and 2-byte items of a prefix scan: a whole tile of buffers off a vector
+    /// boundary (a sub-slice of a byte buffer) still moves aligned vectors, each lane's items
+    /// shifted into place from its own vector and its neighbour's (tile.cu.tera,
+    /// `scan_load_shifted`, `scan_store_shifted`); off, such a tile moves item by item. Like
+    /// [`TuningPolicy::partial_tile_vectors`] its code is in every kernel though only tiles of
+    /// unaligned buffers run it, and the register ladder gives it up first, then those.
+    pub shifted_tile_vectors: bool,
+    /// How many items of the item-by-item path of a vector tile are unrolled (tile.cu.tera,
+    /// `SCAN_ITEM_PATH_UNROLL`; 0 = all of a thread's items): the path of the tile the end of
+    /// n cuts, and of unaligned buffers' tiles without shifted vectors. Through all of a 1-byte
+    /// tile's 256 items a thread, it was most of what NVRTC spent on a byte kernel (u8 max 1.65
+    /// s -> 0.6 s with 16, BENCHMARKS.md, session 44). Some kernels keep a few bytes of spill
+    /// with the loop rolled up that they do not have unrolled (byte products at mid sizes, and
+    /// half max/min at 16 or 32), so the register ladder gives it up with the shifted vectors
+    /// of unaligned tiles, and those kernels are built as before.
+    pub item_path_unroll: u32,
     /// Suffix scans whose accesses move several elements a vector: where n is not whole
     /// tiles, the first tile is short by n's part-tile so that every later tile is whole and
     /// sits on whole tiles of memory (tile.cu.tera, `first_tile_shortfall`); off, a suffix
@@ -253,6 +269,8 @@ impl TuningPolicy {
             warp_scan_branches: false,
             packed_access_bytes: 4,
             partial_tile_vectors: false,
+            shifted_tile_vectors: false,
+            item_path_unroll: 0,
             aligned_suffix_tiles: false,
         }
     }
@@ -524,6 +542,12 @@ impl TuningPolicy {
             // 2-byte elements lost 0.015 (u16) or nothing (f16) to it, and f16 sums spilled
             // with the vectors at the default cap, so they keep the item path.
             partial_tile_vectors: size == 1,
+            // Item by item, every tile of a buffer off a vector boundary took 256 one-byte loads
+            // and stores a thread: u8 sums at 2^28 read 0.36 of a copy, u8 max 0.43, f16 max
+            // 0.54, u16 sums 0.59 (input at +1 element, H200, device time). With shifted vectors
+            // 0.72, 0.75, 0.71, 0.76; aligned scans unchanged (BENCHMARKS.md, session 44).
+            shifted_tile_vectors: size <= 2,
+            item_path_unroll: if size == 1 { 16 } else { 0 },
             // Every tile of a 1- or 2-byte suffix scan moved item by item where n was not whole
             // vectors: reversed u8 sums of 2^28 - 1 elements read 0.42 of a copy (0.93 at
             // 2^28; BENCHMARKS.md, session 38), u16 sums and max 0.59 and f16 max 0.54 on an
@@ -1204,17 +1228,29 @@ impl TuningPolicy {
     /// forward one does: u8/i8 products at 2^22 took 0.0076-0.0077 ms reading back against
     /// 0.0083-0.0085 seeded (session 34, bench/results/h100-session34.md, call 1).
     ///
-    /// Each of those rungs is tried with the partial tile's vectors
-    /// ([`TuningPolicy::partial_tile_vectors`]) where the first policy has them, then without:
-    /// they serve one or two tiles of a launch, and a spill (or a rung further down) costs every
-    /// tile, so they are the first thing a rung gives up, and the next rung asks for them again.
+    /// Each of those rungs is tried with the shifted vectors of unaligned buffers and the item
+    /// path's short loop ([`TuningPolicy::shifted_tile_vectors`],
+    /// [`TuningPolicy::item_path_unroll`]) where the first policy has them, then without them,
+    /// then also without the partial tile's vectors ([`TuningPolicy::partial_tile_vectors`]):
+    /// they serve the tiles that are not whole and aligned (one or two of a launch, unless the
+    /// buffers are unaligned), and a spill (or a rung further down) costs every tile, so they
+    /// are the first things a rung gives up, and the next rung asks for them again. (Given up
+    /// together, the shifted vectors took the partial tile's from byte max/min exclusive scans.)
     pub fn relaxed_register_cap(
         &self,
         first: &TuningPolicy,
         elem_size: usize,
         direction: crate::Direction,
     ) -> Option<TuningPolicy> {
-        if self.partial_tile_vectors && self.vector_items(elem_size) > 1 {
+        let vectors = self.vector_items(elem_size) > 1;
+        if (self.shifted_tile_vectors || self.item_path_unroll != 0) && vectors {
+            return Some(TuningPolicy {
+                shifted_tile_vectors: false,
+                item_path_unroll: 0,
+                ..*self
+            });
+        }
+        if self.partial_tile_vectors && vectors {
             return Some(TuningPolicy {
                 partial_tile_vectors: false,
                 ..*self
@@ -1222,6 +1258,8 @@ impl TuningPolicy {
         }
         let next = TuningPolicy {
             partial_tile_vectors: first.partial_tile_vectors,
+            shifted_tile_vectors: first.shifted_tile_vectors,
+            item_path_unroll: first.item_path_unroll,
             ..*self
         }
         .next_register_rung(first, elem_size, direction)?;
@@ -1574,10 +1612,12 @@ mod tests {
         ];
         for size in [1, 2] {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
-            // 1-byte tiles try each rung with the partial tile's vectors, then without.
+            // Packed tiles try each rung with the vectors of unaligned tiles (and the short item
+            // loop of 1-byte ones), then without, then (1 byte) without the partial tile's too.
             assert_eq!(first.partial_tile_vectors, size == 1);
+            assert!(first.shifted_tile_vectors);
             assert!(first.aligned_suffix_tiles);
-            let tries = if first.partial_tile_vectors { 2 } else { 1 };
+            let tries = if size == 1 { 3 } else { 2 };
             let default: Vec<Shape> = default
                 .iter()
                 .flat_map(|&shape| std::iter::repeat_n(shape, tries))
@@ -1613,7 +1653,9 @@ mod tests {
             (1024, 2, 1, 4, false, false),
             (1024, 1, 1, 4, false, false),
         ];
-        let tries = if mid.partial_tile_vectors { 2 } else { 1 };
+        let tries = 1
+            + usize::from(mid.shifted_tile_vectors || mid.item_path_unroll != 0)
+            + usize::from(mid.partial_tile_vectors);
         let expected: Vec<Shape> = expected
             .iter()
             .flat_map(|&shape| std::iter::repeat_n(shape, tries))

@@ -764,6 +764,21 @@ fn render_scan(
     );
     let element_vectors = policy.element_vectors(elem_size, elem_align);
     ctx.insert("element_vectors", &element_vectors);
+    // (0: every item of a thread's.)
+    let item_path_unroll = match policy.item_path_unroll {
+        0 => policy.items_per_thread,
+        unroll => unroll.min(policy.items_per_thread),
+    };
+    ctx.insert("item_path_unroll", &item_path_unroll);
+    // Whole tiles of packed items off a vector boundary move shifted vectors (policy
+    // shifted_tile_vectors): plain tiles, whose loads and stores are scan_load_tile's.
+    ctx.insert(
+        "shifted_tile_vectors",
+        &(vector_items > 1
+            && policy.shifted_tile_vectors
+            && layout::packs_items(elem_size, policy.items_per_thread)
+            && plain_tile),
+    );
     let vector_bytes = if element_vectors > 0 {
         elem_size / element_vectors as usize
     } else {

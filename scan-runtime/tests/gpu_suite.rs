@@ -253,7 +253,7 @@ fn check_scans_against<Op: ScanOp>(
     );
     if unaligned {
         for out_offset in [0, 1] {
-            let got = scan_at_offsets(scanner, stream, input, out_offset);
+            let got = scan_at_offsets(scanner, stream, input, 1, out_offset);
             report.record(
                 &format!("{case} input at +1, output at +{out_offset}"),
                 got.and_then(|g| first_mismatch(expected, &g)),
@@ -872,6 +872,139 @@ fn partial_last_tiles_cut_a_vector() {
     report.finish("partial_last_tiles_cut_a_vector");
 }
 
+/// Buffers off a vector boundary, at every offset a 16-byte vector has: whole tiles of packed
+/// 1- and 2-byte items load and store aligned vectors shifted into place (tile.cu.tera,
+/// `scan_load_shifted`), the tiles at the end and suffix scans go item by item. Input and
+/// output each at their own offset, aligned or not, and in place; sizes of whole tiles, of
+/// tiles and a few items, past one wave of default tiles (the default kernel), every mode,
+/// prefix and suffix; a non-commutative 2-byte op; the hierarchy's kernels for u8 sums.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn buffers_off_a_vector_boundary_every_offset() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    let all = &Algorithm::ALL;
+    let one_pass = &[Algorithm::SinglePass];
+    let sizes = offset_sizes;
+    run_offsets::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, all, sizes);
+    run_offsets::<Max<i8>>(&gpu, &mut report, "max i8", BuiltinOp::Max, one_pass, sizes);
+    run_offsets::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul, one_pass, sizes);
+    run_offsets::<Xor<u8>>(&gpu, &mut report, "xor u8", BuiltinOp::Xor, one_pass, sizes);
+    run_offsets::<Add<u16>>(
+        &gpu,
+        &mut report,
+        "add u16",
+        BuiltinOp::Add,
+        one_pass,
+        sizes,
+    );
+    run_offsets::<Max<f16>>(
+        &gpu,
+        &mut report,
+        "max f16",
+        BuiltinOp::Max,
+        one_pass,
+        sizes,
+    );
+    run_offsets::<Min<bf16>>(
+        &gpu,
+        &mut report,
+        "min bf16",
+        BuiltinOp::Min,
+        one_pass,
+        sizes,
+    );
+    let compose = "compose_bytes";
+    run_offsets::<ComposeBytes>(&gpu, &mut report, compose, BuiltinOp::Add, one_pass, sizes);
+    // Four bytes: no shifted vectors (an element is a whole word), the item-by-item path.
+    run_offsets::<Add<i32>>(
+        &gpu,
+        &mut report,
+        "add i32",
+        BuiltinOp::Add,
+        one_pass,
+        sizes,
+    );
+    report.finish("buffers_off_a_vector_boundary_every_offset");
+}
+
+/// Whole tiles, tiles and a few items, and past one wave of default tiles (the default kernel).
+fn offset_sizes(tile: u64) -> Vec<u64> {
+    let past_one_wave = (160 * 6 + 1) * tile;
+    vec![
+        1,
+        33,
+        tile - 1,
+        tile,
+        tile + 17,
+        2 * tile,
+        3 * tile + 17,
+        5 * tile,
+        past_one_wave + 5,
+    ]
+}
+
+/// [`buffers_off_a_vector_boundary_every_offset`] for one op: (input, output) offsets in
+/// elements, covering every byte offset in a 16-byte vector for the input and a few for the
+/// output.
+fn run_offsets<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    op: BuiltinOp,
+    algorithms: &[Algorithm],
+    sizes: fn(u64) -> Vec<u64>,
+) where
+    Op::Elem: TestValue,
+{
+    let per_vector = (16 / std::mem::size_of::<Op::Elem>()).max(1);
+    let mut offsets: Vec<(usize, usize)> = (1..per_vector).map(|k| (k, k)).collect();
+    offsets.extend([(0, 1), (1, 0), (per_vector - 1, 1), (1, per_vector - 1)]);
+    offsets.extend([(per_vector / 2, 0), (0, per_vector / 2 + 1)]);
+    offsets.retain(|&(i, o)| i + o > 0);
+    let stream = gpu.new_stream().expect("stream");
+    for (&algorithm, mode) in algorithms
+        .iter()
+        .flat_map(|a| ScanMode::ALL.into_iter().map(move |m| (a, m)))
+    {
+        for reverse in [false, true] {
+            let direction = if reverse { "reverse" } else { "forward" };
+            let case = format!("{label} {algorithm} {mode} {direction}");
+            let options = opts(algorithm, mode);
+            let options = if reverse { options.reverse() } else { options };
+            let Some(mut scanner) = scanner_or_fail::<Op>(gpu, report, &case, options) else {
+                continue;
+            };
+            let mut rng = Rng::new(&case);
+            for n in sizes(scanner.tile_items()) {
+                let data: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+                let mut expected: Vec<Op::Elem> = data.clone();
+                if reverse {
+                    expected.reverse();
+                }
+                cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+                if reverse {
+                    expected.reverse();
+                }
+                for &(at_in, at_out) in &offsets {
+                    let got = scan_at_offsets(&mut scanner, &stream, &data, at_in, at_out);
+                    report.record(
+                        &format!("{case} n={n} input at +{at_in}, output at +{at_out}"),
+                        got.and_then(|g| first_mismatch(&expected, &g)),
+                    );
+                }
+                for at in [1, per_vector - 1] {
+                    let got = scan_in_place_at(&mut scanner, &stream, &data, at);
+                    report.record(
+                        &format!("{case} n={n} in place at +{at}"),
+                        got.and_then(|g| first_mismatch(&expected, &g)),
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn non_commutative_struct_op_keeps_order() {
@@ -970,6 +1103,19 @@ fn sanitizer_smoke() {
         "compose_counted CountedAffine",
         BuiltinOp::Mul,
         sanitizer_sizes,
+    );
+    // Buffers off a vector boundary: packed tiles load and store shifted vectors, reading a
+    // vector past each tile's end and storing the ends item by item.
+    let one_pass = &[Algorithm::SinglePass];
+    let sizes = |tile: u64| vec![33, tile + 17, 3 * tile + 17, 5 * tile];
+    run_offsets::<Add<u8>>(&gpu, &mut report, "add u8", BuiltinOp::Add, one_pass, sizes);
+    run_offsets::<Max<f16>>(
+        &gpu,
+        &mut report,
+        "max f16",
+        BuiltinOp::Max,
+        one_pass,
+        sizes,
     );
     report.finish("sanitizer_smoke");
 }
@@ -1337,23 +1483,28 @@ fn scan_at_offsets<Op: ScanOp>(
     scanner: &mut Scanner<Op>,
     stream: &Arc<CudaStream>,
     input: &[Op::Elem],
+    in_offset: usize,
     out_offset: usize,
 ) -> Result<Vec<Op::Elem>, String>
 where
-    Op::Elem: DeviceRepr,
+    Op::Elem: TestValue,
 {
     let n = input.len();
-    let mut padded = vec![input.first().copied().unwrap_or_else(Op::identity); n + 1];
-    padded[1..].copy_from_slice(input);
+    // The elements around the slices are not the identity, so a kernel that reads or writes
+    // past its slice shows: a read changes a result, a write shows in the guard below.
+    let fill = input.first().copied().unwrap_or_else(Op::identity);
+    let mut padded = vec![fill; n + in_offset + 16];
+    padded[in_offset..in_offset + n].copy_from_slice(input);
     let d_in = stream
         .clone_htod(&padded)
         .map_err(|e| format!("upload: {e}"))?;
-    let mut d_out: CudaSlice<Op::Elem> =
-        unsafe { stream.alloc(n + 1) }.map_err(|e| format!("alloc: {e}"))?;
+    let mut d_out: CudaSlice<Op::Elem> = stream
+        .clone_htod(&vec![fill; n + out_offset + 16])
+        .map_err(|e| format!("upload: {e}"))?;
     scanner
         .scan_device(
             stream,
-            &d_in.slice(1..),
+            &d_in.slice(in_offset..in_offset + n),
             &mut d_out.slice_mut(out_offset..out_offset + n),
         )
         .map_err(|e| e.to_string())?;
@@ -1363,7 +1514,43 @@ where
     stream
         .synchronize()
         .map_err(|e| format!("synchronize: {e}"))?;
+    let outside = got[..out_offset].iter().chain(&got[out_offset + n..]);
+    if let Some(k) = outside.clone().position(|&x| !Op::Elem::same(x, fill)) {
+        return Err(format!(
+            "wrote outside its output slice ({k}th element outside of {}, output at +{out_offset})",
+            outside.count()
+        ));
+    }
     Ok(got[out_offset..out_offset + n].to_vec())
+}
+
+/// [`scan_at_offsets`] in place: one slice `offset` elements into a buffer.
+fn scan_in_place_at<Op: ScanOp>(
+    scanner: &mut Scanner<Op>,
+    stream: &Arc<CudaStream>,
+    input: &[Op::Elem],
+    offset: usize,
+) -> Result<Vec<Op::Elem>, String>
+where
+    Op::Elem: TestValue,
+{
+    let n = input.len();
+    let fill = input.first().copied().unwrap_or_else(Op::identity);
+    let mut padded = vec![fill; n + offset + 16];
+    padded[offset..offset + n].copy_from_slice(input);
+    let mut d_data = stream
+        .clone_htod(&padded)
+        .map_err(|e| format!("upload: {e}"))?;
+    scanner
+        .scan_device_in_place(stream, &mut d_data.slice_mut(offset..offset + n))
+        .map_err(|e| e.to_string())?;
+    let got = stream
+        .clone_dtoh(&d_data)
+        .map_err(|e| format!("download: {e}"))?;
+    stream
+        .synchronize()
+        .map_err(|e| format!("synchronize: {e}"))?;
+    Ok(got[offset..offset + n].to_vec())
 }
 
 #[test]

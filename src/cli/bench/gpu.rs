@@ -82,18 +82,19 @@ where
     let budget = (ctx.args.max_gib * (1u64 << 30) as f64) as u64;
     // Input and output buffers for the largest size that fits (plus scan temporaries, which
     // are small), filled once; smaller sizes use prefixes of them.
+    let offset = ctx.args.offset;
     let max_n = ctx
         .sizes
         .iter()
         .copied()
-        .filter(|&n| 2 * n * elem as u64 <= budget)
+        .filter(|&n| 2 * (n + offset as u64) * elem as u64 <= budget)
         .max()
         .unwrap_or(0);
     if max_n == 0 {
         return Ok(());
     }
-    let input: CudaSlice<O::Elem> = sample_buffer(ctx.stream, max_n)?;
-    let mut output: CudaSlice<O::Elem> = unsafe { ctx.stream.alloc(max_n as usize) }
+    let input: CudaSlice<O::Elem> = sample_buffer(ctx.stream, max_n + offset as u64)?;
+    let mut output: CudaSlice<O::Elem> = unsafe { ctx.stream.alloc(max_n as usize + offset) }
         .map_err(|e| driver("allocating bench output", e))?;
     for &algorithm in ctx.algorithms {
         let mut opts = ScanOptions::default().algorithm(algorithm).mode(ctx.mode);
@@ -111,7 +112,7 @@ where
                 &mut scanner,
                 &input,
                 &mut output,
-                n as usize,
+                offset..offset + n as usize,
                 ctx.args.warmup,
                 ctx.args.reps,
             )?;
@@ -119,7 +120,7 @@ where
                 algorithm: algorithm.name().into(),
                 op: op.into(),
                 ty: ty.into(),
-                mode: mode_label(ctx.mode, ctx.args.reverse),
+                mode: offset_label(mode_label(ctx.mode, ctx.args.reverse), offset),
                 n,
                 elem_bytes: elem,
                 scan_ms,
@@ -130,22 +131,23 @@ where
     Ok(())
 }
 
-/// Median milliseconds of a scan of the first `n` elements of `input` into `output`, and of a
-/// device-to-device copy of the same bytes, alternating so both see the same clocks.
+/// Median milliseconds of a scan of the elements `range` of `input` into the same range of
+/// `output`, and of a device-to-device copy of the same bytes, alternating so both see the same
+/// clocks.
 pub fn time_case<O: ScanOp>(
     stream: &Arc<CudaStream>,
     scanner: &mut Scanner<O>,
     input: &CudaSlice<O::Elem>,
     output: &mut CudaSlice<O::Elem>,
-    n: usize,
+    range: std::ops::Range<usize>,
     warmup: usize,
     reps: usize,
 ) -> Result<(f64, f64), ScanError>
 where
     O::Elem: DeviceRepr,
 {
-    let in_view = input.slice(0..n);
-    let mut out_view = output.slice_mut(0..n);
+    let in_view = input.slice(range.clone());
+    let mut out_view = output.slice_mut(range);
     let mut scan_ms = Vec::with_capacity(reps);
     let mut copy_ms = Vec::with_capacity(reps);
     for _ in 0..warmup {
@@ -162,6 +164,15 @@ where
         })?);
     }
     Ok((median(&mut scan_ms), median(&mut copy_ms)))
+}
+
+/// A row's mode, with the buffers' offset (`--offset`) where there is one.
+fn offset_label(mode: String, offset: usize) -> String {
+    if offset == 0 {
+        mode
+    } else {
+        format!("{mode} +{offset}")
+    }
 }
 
 /// Fills a device buffer of `n` benchmark elements.

@@ -59,6 +59,12 @@ pub struct BenchArgs {
     /// --element-sizes on the GPU. (--variants times its own reverse cases.)
     #[arg(long)]
     pub reverse: bool,
+    /// Scan from and into buffers this many elements past their start (the --op x --type grid
+    /// on the GPU): 1 puts both off every vector boundary, as a sub-slice of a byte buffer
+    /// does, so every tile takes the bounds-checked item-by-item path. The copy moves the
+    /// same bytes.
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
     /// Timed repetitions per case (the median is reported).
     #[arg(long, default_value_t = 25)]
     pub reps: usize,
@@ -139,6 +145,9 @@ pub fn run(args: BenchArgs) -> CliResult {
     }
     if args.reverse {
         check_reverse(&args)?;
+    }
+    if args.offset > 0 {
+        check_offset(&args)?;
     }
     let algorithms: Vec<Algorithm> = args
         .algo
@@ -322,6 +331,24 @@ fn check_reverse(args: &BenchArgs) -> Result<(), String> {
     refuse_with("--reverse", not_with)
 }
 
+/// `--offset` reaches the GPU grid and `--element-sizes` only, as `--reverse` does.
+fn check_offset(args: &BenchArgs) -> Result<(), String> {
+    let not_with = if args.backend == BackendArg::Cpu {
+        Some("--backend cpu (its scans read host slices)")
+    } else if args.variants {
+        Some("--variants")
+    } else if args.graph {
+        Some("--graph")
+    } else if args.cold_start || args.first_scan {
+        Some("--cold-start")
+    } else if args.file.is_some() {
+        Some("--file")
+    } else {
+        None
+    };
+    refuse_with("--offset", not_with)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,6 +408,23 @@ mod tests {
         ] {
             let err = check(refused).expect_err("refused");
             assert!(err.starts_with("--reverse does not apply to"), "{err}");
+        }
+    }
+
+    #[test]
+    fn offset_is_refused_where_it_would_be_ignored() {
+        let check = |extra: &[&str]| check_offset(&bench_args("--offset=1", extra));
+        assert_eq!(check(&[]), Ok(()));
+        assert_eq!(check(&["--element-sizes"]), Ok(()));
+        for refused in [
+            &["--backend", "cpu"][..],
+            &["--variants"],
+            &["--graph"],
+            &["--cold-start"],
+            &["--file", "ops.rs"],
+        ] {
+            let err = check(refused).expect_err("refused");
+            assert!(err.starts_with("--offset does not apply to"), "{err}");
         }
     }
 }
