@@ -761,6 +761,37 @@ fn run_prefix_and_suffix_of<Op: ScanOp>(
 ) where
     Op::Elem: TestValue,
 {
+    for_prefix_and_suffix_cases::<Op>(gpu, report, label, op, algorithms, sizes, |c| {
+        check_scans_against(
+            c.scanner, c.stream, c.report, c.case, c.data, c.expected, true,
+        );
+    });
+}
+
+/// One input of [`for_prefix_and_suffix_cases`]: its scanner, its data and the CPU reference.
+struct ScanCase<'a, Op: ScanOp> {
+    scanner: &'a mut Scanner<Op>,
+    stream: &'a Arc<CudaStream>,
+    report: &'a mut Report,
+    /// Op, algorithm, mode, direction and n.
+    case: &'a str,
+    data: &'a [Op::Elem],
+    expected: &'a [Op::Elem],
+}
+
+/// Calls `check` with random data of each of `sizes` (of the scanner's tile) for each of
+/// `algorithms`, every mode, prefix and suffix scans, beside the CPU reference.
+fn for_prefix_and_suffix_cases<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    op: BuiltinOp,
+    algorithms: &[Algorithm],
+    sizes: impl Fn(u64) -> Vec<u64>,
+    mut check: impl FnMut(ScanCase<'_, Op>),
+) where
+    Op::Elem: TestValue,
+{
     let stream = gpu.new_stream().expect("stream");
     for (&algorithm, mode) in algorithms
         .iter()
@@ -777,26 +808,23 @@ fn run_prefix_and_suffix_of<Op: ScanOp>(
             let mut rng = Rng::new(&case);
             for n in sizes(scanner.tile_items()) {
                 let data: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
-                let case = format!("{case} n={n}");
+                // A suffix scan of `data` is the prefix scan of it back to front, back to front.
+                let mut expected = data.clone();
                 if reverse {
-                    // A suffix scan of `data` is the prefix scan of it back to front, back to
-                    // front.
-                    let reversed: Vec<Op::Elem> = data.iter().rev().copied().collect();
-                    let mut expected = reversed.clone();
-                    cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
                     expected.reverse();
-                    check_scans_against(
-                        &mut scanner,
-                        &stream,
-                        report,
-                        &case,
-                        &data,
-                        &expected,
-                        true,
-                    );
-                } else {
-                    check_scans(&mut scanner, &stream, report, &case, &data, mode, true);
                 }
+                cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+                if reverse {
+                    expected.reverse();
+                }
+                check(ScanCase {
+                    scanner: &mut scanner,
+                    stream: &stream,
+                    report: &mut *report,
+                    case: &format!("{case} n={n}"),
+                    data: &data,
+                    expected: &expected,
+                });
             }
         }
     }
@@ -962,47 +990,22 @@ fn run_offsets<Op: ScanOp>(
     offsets.extend([(0, 1), (1, 0), (per_vector - 1, 1), (1, per_vector - 1)]);
     offsets.extend([(per_vector / 2, 0), (0, per_vector / 2 + 1)]);
     offsets.retain(|&(i, o)| i + o > 0);
-    let stream = gpu.new_stream().expect("stream");
-    for (&algorithm, mode) in algorithms
-        .iter()
-        .flat_map(|a| ScanMode::ALL.into_iter().map(move |m| (a, m)))
-    {
-        for reverse in [false, true] {
-            let direction = if reverse { "reverse" } else { "forward" };
-            let case = format!("{label} {algorithm} {mode} {direction}");
-            let options = opts(algorithm, mode);
-            let options = if reverse { options.reverse() } else { options };
-            let Some(mut scanner) = scanner_or_fail::<Op>(gpu, report, &case, options) else {
-                continue;
-            };
-            let mut rng = Rng::new(&case);
-            for n in sizes(scanner.tile_items()) {
-                let data: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
-                let mut expected: Vec<Op::Elem> = data.clone();
-                if reverse {
-                    expected.reverse();
-                }
-                cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
-                if reverse {
-                    expected.reverse();
-                }
-                for &(at_in, at_out) in &offsets {
-                    let got = scan_at_offsets(&mut scanner, &stream, &data, at_in, at_out);
-                    report.record(
-                        &format!("{case} n={n} input at +{at_in}, output at +{at_out}"),
-                        got.and_then(|g| first_mismatch(&expected, &g)),
-                    );
-                }
-                for at in [1, per_vector - 1] {
-                    let got = scan_in_place_at(&mut scanner, &stream, &data, at);
-                    report.record(
-                        &format!("{case} n={n} in place at +{at}"),
-                        got.and_then(|g| first_mismatch(&expected, &g)),
-                    );
-                }
-            }
+    for_prefix_and_suffix_cases::<Op>(gpu, report, label, op, algorithms, sizes, |c| {
+        for &(at_in, at_out) in &offsets {
+            let got = scan_at_offsets(c.scanner, c.stream, c.data, at_in, at_out);
+            c.report.record(
+                &format!("{} input at +{at_in}, output at +{at_out}", c.case),
+                got.and_then(|g| first_mismatch(c.expected, &g)),
+            );
         }
-    }
+        for at in [1, per_vector - 1] {
+            let got = scan_in_place_at(c.scanner, c.stream, c.data, at);
+            c.report.record(
+                &format!("{} in place at +{at}", c.case),
+                got.and_then(|g| first_mismatch(c.expected, &g)),
+            );
+        }
+    });
 }
 
 #[test]
@@ -1476,9 +1479,23 @@ fn register_cap_is_loosened_only_until_nothing_spills() {
 // ---------------------------------------------------------------------------------------------
 // Vector widths and look-back windows
 
-/// Scans `input` from element 1 of a device buffer into element `out_offset` of another: a
-/// buffer one element past a 16-byte boundary cannot take vector accesses, so every tile of a
-/// vector kernel goes down the checked scalar path.
+/// `input` on the device, `offset` elements into a buffer that holds `fill` around it.
+fn upload_at<T: TestValue>(
+    stream: &Arc<CudaStream>,
+    input: &[T],
+    offset: usize,
+    fill: T,
+) -> Result<CudaSlice<T>, String> {
+    let mut padded = vec![fill; input.len() + offset + 16];
+    padded[offset..offset + input.len()].copy_from_slice(input);
+    stream
+        .clone_htod(&padded)
+        .map_err(|e| format!("upload: {e}"))
+}
+
+/// Scans `input` from element `in_offset` of a device buffer into element `out_offset` of
+/// another: a buffer one element past a 16-byte boundary is off every vector boundary, so every
+/// tile of a vector kernel takes shifted vectors (packed items) or the checked item path.
 fn scan_at_offsets<Op: ScanOp>(
     scanner: &mut Scanner<Op>,
     stream: &Arc<CudaStream>,
@@ -1493,14 +1510,8 @@ where
     // The elements around the slices are not the identity, so a kernel that reads or writes
     // past its slice shows: a read changes a result, a write shows in the guard below.
     let fill = input.first().copied().unwrap_or_else(Op::identity);
-    let mut padded = vec![fill; n + in_offset + 16];
-    padded[in_offset..in_offset + n].copy_from_slice(input);
-    let d_in = stream
-        .clone_htod(&padded)
-        .map_err(|e| format!("upload: {e}"))?;
-    let mut d_out: CudaSlice<Op::Elem> = stream
-        .clone_htod(&vec![fill; n + out_offset + 16])
-        .map_err(|e| format!("upload: {e}"))?;
+    let d_in = upload_at(stream, input, in_offset, fill)?;
+    let mut d_out = upload_at(stream, &[], out_offset + n, fill)?;
     scanner
         .scan_device(
             stream,
@@ -1536,11 +1547,7 @@ where
 {
     let n = input.len();
     let fill = input.first().copied().unwrap_or_else(Op::identity);
-    let mut padded = vec![fill; n + offset + 16];
-    padded[offset..offset + n].copy_from_slice(input);
-    let mut d_data = stream
-        .clone_htod(&padded)
-        .map_err(|e| format!("upload: {e}"))?;
+    let mut d_data = upload_at(stream, input, offset, fill)?;
     scanner
         .scan_device_in_place(stream, &mut d_data.slice_mut(offset..offset + n))
         .map_err(|e| e.to_string())?;

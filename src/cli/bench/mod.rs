@@ -312,29 +312,11 @@ fn refuse_with(flag: &str, not_with: Option<&str>) -> Result<(), String> {
     })
 }
 
-/// `--reverse` reaches the GPU grid and `--element-sizes` only: it is refused where it would be
-/// silently ignored.
-fn check_reverse(args: &BenchArgs) -> Result<(), String> {
-    let not_with = if args.backend == BackendArg::Cpu {
+/// The mode `args` selects where a flag of the --op x --type grid (and --element-sizes) would be
+/// silently ignored; None on the grid.
+fn beside_the_grid(args: &BenchArgs) -> Option<&'static str> {
+    if args.backend == BackendArg::Cpu {
         Some("--backend cpu")
-    } else if args.variants {
-        Some("--variants (it times reverse scans as cases of their own: --cases reverse)")
-    } else if args.graph {
-        Some("--graph")
-    } else if args.cold_start || args.first_scan {
-        Some("--cold-start")
-    } else if args.file.is_some() {
-        Some("--file")
-    } else {
-        None
-    };
-    refuse_with("--reverse", not_with)
-}
-
-/// `--offset` reaches the GPU grid and `--element-sizes` only, as `--reverse` does.
-fn check_offset(args: &BenchArgs) -> Result<(), String> {
-    let not_with = if args.backend == BackendArg::Cpu {
-        Some("--backend cpu (its scans read host slices)")
     } else if args.variants {
         Some("--variants")
     } else if args.graph {
@@ -345,8 +327,24 @@ fn check_offset(args: &BenchArgs) -> Result<(), String> {
         Some("--file")
     } else {
         None
-    };
-    refuse_with("--offset", not_with)
+    }
+}
+
+/// `--reverse` reaches the GPU grid and `--element-sizes` only: it is refused where it would be
+/// silently ignored.
+fn check_reverse(args: &BenchArgs) -> Result<(), String> {
+    let not_with = beside_the_grid(args).map(|mode| match mode {
+        "--variants" => {
+            "--variants (it times reverse scans as cases of their own: --cases reverse)"
+        }
+        other => other,
+    });
+    refuse_with("--reverse", not_with)
+}
+
+/// `--offset` reaches the GPU grid and `--element-sizes` only, as `--reverse` does.
+fn check_offset(args: &BenchArgs) -> Result<(), String> {
+    refuse_with("--offset", beside_the_grid(args))
 }
 
 #[cfg(test)]
@@ -395,36 +393,29 @@ mod tests {
     }
 
     #[test]
-    fn reverse_is_refused_where_it_would_be_ignored() {
-        let check = |extra: &[&str]| check_reverse(&bench_args("--reverse", extra));
-        assert_eq!(check(&[]), Ok(()));
-        assert_eq!(check(&["--element-sizes"]), Ok(()));
-        for refused in [
-            &["--backend", "cpu"][..],
-            &["--variants"],
-            &["--graph"],
-            &["--cold-start"],
-            &["--file", "ops.rs"],
+    fn reverse_and_offset_are_refused_where_they_would_be_ignored() {
+        type Check = fn(&BenchArgs) -> Result<(), String>;
+        for (flag, check_flag) in [
+            ("--reverse", check_reverse as Check),
+            ("--offset=1", check_offset as Check),
         ] {
-            let err = check(refused).expect_err("refused");
-            assert!(err.starts_with("--reverse does not apply to"), "{err}");
-        }
-    }
-
-    #[test]
-    fn offset_is_refused_where_it_would_be_ignored() {
-        let check = |extra: &[&str]| check_offset(&bench_args("--offset=1", extra));
-        assert_eq!(check(&[]), Ok(()));
-        assert_eq!(check(&["--element-sizes"]), Ok(()));
-        for refused in [
-            &["--backend", "cpu"][..],
-            &["--variants"],
-            &["--graph"],
-            &["--cold-start"],
-            &["--file", "ops.rs"],
-        ] {
-            let err = check(refused).expect_err("refused");
-            assert!(err.starts_with("--offset does not apply to"), "{err}");
+            let check = |extra: &[&str]| check_flag(&bench_args(flag, extra));
+            assert_eq!(check(&[]), Ok(()));
+            assert_eq!(check(&["--element-sizes"]), Ok(()));
+            for refused in [
+                &["--backend", "cpu"][..],
+                &["--variants"],
+                &["--graph"],
+                &["--cold-start"],
+                &["--file", "ops.rs"],
+            ] {
+                let err = check(refused).expect_err("refused");
+                let name = flag.split('=').next().unwrap_or(flag);
+                assert!(
+                    err.starts_with(&format!("{name} does not apply to")),
+                    "{err}"
+                );
+            }
         }
     }
 }
