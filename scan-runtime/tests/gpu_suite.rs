@@ -838,7 +838,8 @@ fn for_prefix_and_suffix_cases<Op: ScanOp>(
 /// whole vectors and the cut one item by item (policy partial_tile_vectors); a 1-byte suffix
 /// scan whose n is not whole vectors has a short first tile, so that its other tiles sit on
 /// whole vectors (policy aligned_suffix_tiles, ScanLayoutOf::tile_base). Unaligned buffers take
-/// the item-by-item path in every tile.
+/// the item-by-item path in every tile, but for whole tiles of packed prefix scans with shifted
+/// vectors (buffers_off_a_vector_boundary_every_offset).
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn partial_last_tiles_cut_a_vector() {
@@ -1511,7 +1512,7 @@ where
     // past its slice shows: a read changes a result, a write shows in the guard below.
     let fill = input.first().copied().unwrap_or_else(Op::identity);
     let d_in = upload_at(stream, input, in_offset, fill)?;
-    let mut d_out = upload_at(stream, &[], out_offset + n, fill)?;
+    let mut d_out = upload_at(stream, &vec![fill; n], out_offset, fill)?;
     scanner
         .scan_device(
             stream,
