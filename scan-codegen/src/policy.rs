@@ -129,14 +129,18 @@ pub struct TuningPolicy {
     /// half max/min at 16 or 32), so the register ladder gives it up with the shifted vectors
     /// of unaligned tiles, and those kernels are built as before.
     pub item_path_unroll: u32,
-    /// Suffix scans whose accesses move several elements a vector: where n is not whole
-    /// tiles, the first tile is short by n's part-tile so that every later tile is whole and
-    /// sits on whole tiles of memory (tile.cu.tera, `first_tile_shortfall`); off, a suffix
-    /// scan's tiles end at n - base, the last is partial, and where n is not whole vectors
-    /// every tile moves item by item.
+    /// Tiles cut to sit on the buffers' vectors, for scans whose accesses move several
+    /// elements a vector (tile.cu.tera, `first_tile_shortfall`): the first tile is short by
+    /// what puts every later one on whole vectors. A suffix scan's tile ends at n - base, so
+    /// where n is not whole tiles the first is short by n's part-tile (off, where n is not
+    /// whole vectors every tile moves item by item). A buffer off a vector boundary (a
+    /// sub-slice, a tensor view) takes its lead off the first tile too, in either direction:
+    /// the single-pass output's, the hierarchy's input (off, every tile of that buffer moves
+    /// item by item, or shifted vectors for 1- and 2-byte prefix scans). That can take one
+    /// tile more than ceil(n / tile), which the runtime launches (`abi::single_pass_grid`).
     /// [`TuningPolicy::for_target`] says where it is on. The register ladder leaves it: the
     /// tiles it saves are most of the launch.
-    pub aligned_suffix_tiles: bool,
+    pub aligned_tiles: bool,
 }
 
 /// The block a fused single-pass tile stages its arrays in ([`TuningPolicy::for_transform`]).
@@ -271,7 +275,7 @@ impl TuningPolicy {
             partial_tile_vectors: false,
             shifted_tile_vectors: false,
             item_path_unroll: 0,
-            aligned_suffix_tiles: false,
+            aligned_tiles: false,
         }
     }
 
@@ -556,9 +560,12 @@ impl TuningPolicy {
             // 2^28 - 16 elements 0.78-0.80 -> 0.83-0.84 (H200, session 40), u16 sums 0.81 ->
             // 0.87 (session 41). With it, 2-byte suffix scans of 2^28 - 1 read 0.84-0.87, as at
             // 2^28. (Half max/min suffix scans spilled 20 bytes at the default cap with it until
-            // the tile's end was tested in 32 bits: tile.cu.tera, tile_ends_on_a_vector,
-            // session 42.)
-            aligned_suffix_tiles: size <= 2,
+            // the tile's end was tested in 32 bits: tile.cu.tera, span_edge, session 42.) The
+            // lead of an output off a vector boundary comes off the first tile too (session
+            // 45), so a sub-slice's tiles move vectors in either direction: 4-byte elements as
+            // well, which have no shifted vectors (where n is not whole vectors, their suffix
+            // scans had also moved every tile item by item). 8-byte elements move one a vector.
+            aligned_tiles: size <= 4,
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding can still push a big element past the shared-memory limit:
@@ -1583,7 +1590,7 @@ mod tests {
             while let Some(relaxed) = policy.relaxed_register_cap(&first, size, direction) {
                 assert_eq!(relaxed.tile_items(), first.tile_items(), "the tile stays");
                 assert_eq!(
-                    relaxed.aligned_suffix_tiles, first.aligned_suffix_tiles,
+                    relaxed.aligned_tiles, first.aligned_tiles,
                     "the ladder leaves a suffix scan's tiles where they are"
                 );
                 relaxed.validate(Algorithm::SinglePass, size, size).unwrap();
@@ -1616,7 +1623,7 @@ mod tests {
             // loop of 1-byte ones), then without, then (1 byte) without the partial tile's too.
             assert_eq!(first.partial_tile_vectors, size == 1);
             assert!(first.shifted_tile_vectors);
-            assert!(first.aligned_suffix_tiles);
+            assert!(first.aligned_tiles);
             let tries = if size == 1 { 3 } else { 2 };
             let default: Vec<Shape> = default
                 .iter()

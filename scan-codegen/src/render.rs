@@ -56,6 +56,11 @@ pub struct GeneratedScan {
     /// function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to this (and the device's
     /// opt-in limit must allow it). The kernel `static_assert`s that its storage fits.
     pub dynamic_shared_bytes: u32,
+    /// Bytes of the vectors the tiles are cut to sit on (policy `aligned_tiles`), in the
+    /// single-pass output or the hierarchy's input; 0 where tiles start at multiples of the
+    /// tile (and a suffix scan's where they always did). A buffer off such a vector boundary
+    /// can take one tile more than `ceil(n / tile)`: [`GeneratedScan::single_pass_tiles`].
+    pub aligned_tile_bytes: u32,
 }
 
 impl GeneratedScan {
@@ -77,9 +82,43 @@ impl GeneratedScan {
         u64::from(self.policy.tile_items())
     }
 
-    /// Tiles (= blocks) for `n` elements.
+    /// Tiles (= blocks) for `n` elements, `ceil(n / tile)`: the hierarchy's grids, and a
+    /// single-pass grid of buffers on the vectors its tiles sit on.
     pub fn num_tiles(&self, n: u64) -> u64 {
         n.div_ceil(self.tile_items())
+    }
+
+    /// The single-pass grid for `n` elements written to the output at device address `out`
+    /// (kernel ABI): `ceil((n + s) / tile)`, where `s` is the first tile's shortfall. Where
+    /// tiles sit on the output's vectors (`aligned_tile_bytes`) and the output starts `lead`
+    /// elements past one, `s` takes the lead (prefix scans: `lead`; suffix scans: what puts
+    /// `n + lead + s` on a whole tile), which can be one tile more than `ceil(n / tile)`. The
+    /// kernel cuts its tiles so only where its grid has that tile: a grid of `ceil(n / tile)`
+    /// is always valid, and leaves that buffer's tiles off its vectors.
+    pub fn single_pass_tiles(&self, n: u64, out: u64) -> u64 {
+        let bytes = u64::from(self.aligned_tile_bytes);
+        if bytes == 0 || n == 0 {
+            return self.num_tiles(n);
+        }
+        let tile = self.tile_items();
+        let lead = out % bytes / self.elem_size as u64;
+        let shortfall = match self.variant.direction {
+            _ if lead == 0 => 0,
+            Direction::Forward => lead,
+            Direction::Reverse => (tile - (n + lead) % tile) % tile,
+        };
+        (n + shortfall).div_ceil(tile)
+    }
+
+    /// The most single-pass tiles a launch of `n` elements takes whatever its output's address
+    /// ([`GeneratedScan::single_pass_tiles`]): what the tile state is sized for.
+    pub fn max_single_pass_tiles(&self, n: u64) -> u64 {
+        let tiles = self.num_tiles(n);
+        if self.aligned_tile_bytes == 0 || n == 0 {
+            tiles
+        } else {
+            tiles + 1
+        }
     }
 
     /// Bytes of single-pass tile state for `num_tiles` tiles; 0 for the hierarchical algorithms,
@@ -757,11 +796,17 @@ fn render_scan(
         "partial_tile_vectors",
         &(vector_items > 1 && policy.partial_tile_vectors),
     );
-    // Segmented scans keep tiles at whole multiples of the tile: their rules place them so.
-    ctx.insert(
-        "aligned_suffix_tiles",
-        &(vector_items > 1 && policy.aligned_suffix_tiles && !segmented),
-    );
+    // Segmented and column scans keep tiles at whole multiples of the tile (their rules place
+    // them so), and strided rows have no vectors to sit on. A fused scan's tiles sit on whole
+    // vectors from n (suffix scans) but follow no buffer's.
+    let aligned_tiles =
+        vector_items > 1 && policy.aligned_tiles && !segmented && !columns && !strided;
+    ctx.insert("aligned_tiles", &aligned_tiles);
+    let aligned_tile_bytes = if aligned_tiles && transform.is_none() {
+        vector_items * elem_size as u32
+    } else {
+        0
+    };
     let element_vectors = policy.element_vectors(elem_size, elem_align);
     ctx.insert("element_vectors", &element_vectors);
     // (0: every item of a thread's.)
@@ -808,6 +853,7 @@ fn render_scan(
         scanned_size,
         transform: transform.cloned(),
         dynamic_shared_bytes,
+        aligned_tile_bytes,
     })
 }
 
@@ -1050,6 +1096,78 @@ mod tests {
         assert_eq!(h.spine_levels(512), Vec::<u64>::new());
         assert_eq!(h.spine_levels(513), vec![2]);
         assert_eq!(h.spine_levels(512 * 512 + 1), vec![513, 2]);
+    }
+
+    /// A buffer off the vectors the tiles sit on takes its lead off the first tile, which can
+    /// take one tile more than ceil(n / tile); what the kernel cuts (first_tile_shortfall).
+    #[test]
+    fn single_pass_tiles_take_the_outputs_lead() {
+        let spec = BuiltinOp::Add.spec(PrimType::U16).unwrap();
+        let p = TuningPolicy {
+            aligned_tiles: true,
+            ..TuningPolicy::new(128, 16)
+        };
+        let tile = 2048;
+        let forward = generate(&spec, Algorithm::SinglePass, ScanMode::Inclusive, p).unwrap();
+        assert_eq!(
+            (forward.tile_items(), forward.aligned_tile_bytes),
+            (tile, 16)
+        );
+        let reverse = generate_variant(
+            &spec,
+            Algorithm::SinglePass,
+            ScanMode::Inclusive,
+            ScanVariant {
+                direction: Direction::Reverse,
+                ..ScanVariant::FLAT
+            },
+            p,
+        )
+        .unwrap();
+        let base = 1 << 20; // a vector boundary
+        for g in [&forward, &reverse] {
+            // Aligned, or n = 0: ceil(n / tile).
+            for n in [0, 1, tile - 1, tile, tile + 1, 5 * tile] {
+                assert_eq!(g.single_pass_tiles(n, base), n.div_ceil(tile));
+                assert_eq!(
+                    g.max_single_pass_tiles(n),
+                    n.div_ceil(tile) + u64::from(n > 0)
+                );
+            }
+        }
+        // Forward: the lead (3 elements at +6 bytes) comes off the first tile.
+        let at = base + 6;
+        assert_eq!(forward.single_pass_tiles(tile, at), 2);
+        assert_eq!(forward.single_pass_tiles(tile - 3, at), 1);
+        assert_eq!(forward.single_pass_tiles(tile - 2, at), 2);
+        assert_eq!(forward.single_pass_tiles(1, at), 1);
+        // Reverse: the first tile is short so that n + lead + shortfall is whole tiles.
+        assert_eq!(reverse.single_pass_tiles(tile, at), 2);
+        assert_eq!(reverse.single_pass_tiles(tile - 3, at), 1);
+        assert_eq!(reverse.single_pass_tiles(2 * tile - 3, at), 2);
+        assert_eq!(reverse.single_pass_tiles(2 * tile - 2, at), 3);
+        for g in [&forward, &reverse] {
+            for n in [1, 33, tile - 1, tile, tile + 1, 3 * tile + 17] {
+                for lead in 0..8 {
+                    let tiles = g.single_pass_tiles(n, base + 2 * lead);
+                    assert!(tiles >= n.div_ceil(tile) && tiles <= g.max_single_pass_tiles(n));
+                }
+            }
+        }
+        // Tiles that sit on no buffer's vectors: a fused scan, or the policy's off.
+        let off = generate(
+            &spec,
+            Algorithm::SinglePass,
+            ScanMode::Inclusive,
+            TuningPolicy {
+                aligned_tiles: false,
+                ..p
+            },
+        )
+        .unwrap();
+        assert_eq!(off.aligned_tile_bytes, 0);
+        assert_eq!(off.single_pass_tiles(tile, at), 1);
+        assert_eq!(off.max_single_pass_tiles(tile), 1);
     }
 
     #[test]

@@ -432,6 +432,7 @@ mod tests {
             scanned_size: 4,
             transform: None,
             dynamic_shared_bytes: 0,
+            aligned_tile_bytes: 0,
         };
         let tile = crate::abi::tile_items(&generated);
         for n in [1, 511, 512, 513, 262_144, 262_145, 1 << 38] {

@@ -901,12 +901,15 @@ fn partial_last_tiles_cut_a_vector() {
     report.finish("partial_last_tiles_cut_a_vector");
 }
 
-/// Buffers off a vector boundary, at every offset a 16-byte vector has: whole tiles of packed
-/// 1- and 2-byte items load and store aligned vectors shifted into place (tile.cu.tera,
-/// `scan_load_shifted`), the tiles at the end and suffix scans go item by item. Input and
-/// output each at their own offset, aligned or not, and in place; sizes of whole tiles, of
-/// tiles and a few items, past one wave of default tiles (the default kernel), every mode,
-/// prefix and suffix; a non-commutative 2-byte op; the hierarchy's kernels for u8 sums.
+/// Buffers off a vector boundary, at every offset a 16-byte vector has. Tiles are cut to sit on
+/// the output's vectors (the hierarchy's: the input's), the first short by its lead, which can
+/// take one tile more (tile.cu.tera, `first_tile_shortfall`; the hierarchy's grids have no
+/// tile more, so there it falls back where the lead needs one); a buffer at another offset
+/// moves shifted vectors (packed 1- and 2-byte items of prefix scans, `scan_load_shifted`) or
+/// item by item. Input and output each at their own offset, at the same one, and in place;
+/// sizes of whole tiles, of tiles and a few items, past one wave of default tiles (the
+/// default kernel), every mode, prefix and suffix; a non-commutative 2-byte op; the
+/// hierarchy's kernels for u8 sums.
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn buffers_off_a_vector_boundary_every_offset() {
@@ -945,12 +948,20 @@ fn buffers_off_a_vector_boundary_every_offset() {
     );
     let compose = "compose_bytes";
     run_offsets::<ComposeBytes>(&gpu, &mut report, compose, BuiltinOp::Add, one_pass, sizes);
-    // Four bytes: no shifted vectors (an element is a whole word), the item-by-item path.
+    // Four bytes: aligned tiles, no shifted vectors (an element is a whole word).
     run_offsets::<Add<i32>>(
         &gpu,
         &mut report,
         "add i32",
         BuiltinOp::Add,
+        one_pass,
+        sizes,
+    );
+    run_offsets::<Max<f32>>(
+        &gpu,
+        &mut report,
+        "max f32",
+        BuiltinOp::Max,
         one_pass,
         sizes,
     );

@@ -332,7 +332,7 @@ where
             &mut scanner,
             &input,
             &mut output,
-            0..n as usize,
+            (0..n as usize, 0),
             2,
             args.reps,
         )?;

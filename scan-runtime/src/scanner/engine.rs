@@ -404,7 +404,10 @@ impl ScanEngine {
         Needs {
             level_bytes: plan.level_elems() * elem,
             tile_state_bytes: if plan.single_pass_tiles > 0 {
-                abi::tile_state_bytes(&loaded.generated, plan.single_pass_tiles)
+                // An output off the vectors its tiles sit on can take one tile more than the
+                // plan's (single_pass_grid).
+                let extra = u64::from(loaded.generated.aligned_tile_bytes > 0);
+                abi::tile_state_bytes(&loaded.generated, plan.single_pass_tiles + extra)
             } else {
                 0
             },
@@ -548,7 +551,11 @@ impl ScanEngine {
             "one pointer per input array of the kernels"
         );
         let input = inputs[0];
-        let ReadyLaunch { loaded, plan, .. } = ready;
+        let ReadyLaunch {
+            loaded,
+            plan,
+            columns,
+        } = ready;
         let generated = &loaded.generated;
         let ws = &mut self.workspace;
         let levels_ptr = ws.levels_ptr();
@@ -570,8 +577,14 @@ impl ScanEngine {
                 Kernel::SinglePass => generated.dynamic_shared_bytes,
                 _ => 0,
             };
+            let grid = match launch.kernel {
+                Kernel::SinglePass if columns.is_none() => {
+                    single_pass_grid(loaded, launch.grid, count, dst)
+                }
+                _ => launch.grid,
+            };
             let config = LaunchConfig {
-                grid_dim: (launch.grid, 1, 1),
+                grid_dim: (grid, 1, 1),
                 block_dim: (block, 1, 1),
                 shared_mem_bytes,
             };
@@ -625,9 +638,9 @@ impl ScanEngine {
                 launch.kernel == Kernel::SinglePass && generated.policy.resident_tiles;
             // SAFETY: the arguments are exactly the entry's ABI signature (ARCHITECTURE.md):
             // device pointers to `n` elements (lengths checked by the callers), the scratch
-            // sized by the same plan (the tile state for at least `plan.single_pass_tiles`
-            // slots), `n` and the slot count as u64, init and total as one-element device
-            // pointers or NULL.
+            // sized by the same plan (the tile state for at least the grid's tiles: `needs`),
+            // `n` and the slot count as u64, init and total as one-element device pointers or
+            // NULL.
             let launched = if cooperative {
                 unsafe { args.launch_cooperative(config) }
             } else {
@@ -648,6 +661,20 @@ impl ScanEngine {
 /// (`TuningPolicy::resident_tiles`).
 fn holds(loaded: &LoadedScan, tile: u64, n: u64) -> bool {
     !loaded.generated.policy.resident_tiles || n.div_ceil(tile) <= loaded.resident_blocks
+}
+
+/// The single-pass grid of `n` elements into `output` (`GeneratedScan::single_pass_tiles`): one
+/// tile more than the plan's `planned` where the output is off the vectors the kernel's tiles sit
+/// on, unless that passes CUDA's grid limit or (resident tiles) what the GPU holds at once. The
+/// kernel cuts its tiles by the grid it gets, so the plan's grid stays valid there.
+fn single_pass_grid(loaded: &LoadedScan, planned: u32, n: u64, output: CUdeviceptr) -> u32 {
+    let tiles = loaded.generated.single_pass_tiles(n, output);
+    let holds = !loaded.generated.policy.resident_tiles || tiles <= loaded.resident_blocks;
+    if tiles <= launch_plan::MAX_GRID_BLOCKS && holds {
+        tiles as u32
+    } else {
+        planned
+    }
 }
 
 /// The initial value and the total of one scan (device addresses of one element, 0 for none),

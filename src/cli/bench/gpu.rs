@@ -83,18 +83,19 @@ where
     // Input and output buffers for the largest size that fits (plus scan temporaries, which
     // are small), filled once; smaller sizes use prefixes of them.
     let offset = ctx.args.offset;
+    let out_offset = ctx.args.out_offset.unwrap_or(offset);
     let max_n = ctx
         .sizes
         .iter()
         .copied()
-        .filter(|&n| 2 * (n + offset as u64) * elem as u64 <= budget)
+        .filter(|&n| (2 * n + (offset + out_offset) as u64) * elem as u64 <= budget)
         .max()
         .unwrap_or(0);
     if max_n == 0 {
         return Ok(());
     }
     let input: CudaSlice<O::Elem> = sample_buffer(ctx.stream, max_n + offset as u64)?;
-    let mut output: CudaSlice<O::Elem> = unsafe { ctx.stream.alloc(max_n as usize + offset) }
+    let mut output: CudaSlice<O::Elem> = unsafe { ctx.stream.alloc(max_n as usize + out_offset) }
         .map_err(|e| driver("allocating bench output", e))?;
     for &algorithm in ctx.algorithms {
         let mut opts = ScanOptions::default().algorithm(algorithm).mode(ctx.mode);
@@ -112,7 +113,7 @@ where
                 &mut scanner,
                 &input,
                 &mut output,
-                offset..offset + n as usize,
+                (offset..offset + n as usize, out_offset),
                 ctx.args.warmup,
                 ctx.args.reps,
             )?;
@@ -120,7 +121,7 @@ where
                 algorithm: algorithm.name().into(),
                 op: op.into(),
                 ty: ty.into(),
-                mode: offset_label(mode_label(ctx.mode, ctx.args.reverse), offset),
+                mode: offset_label(mode_label(ctx.mode, ctx.args.reverse), offset, out_offset),
                 n,
                 elem_bytes: elem,
                 scan_ms,
@@ -131,23 +132,24 @@ where
     Ok(())
 }
 
-/// Median milliseconds of a scan of the elements `range` of `input` into the same range of
-/// `output`, and of a device-to-device copy of the same bytes, alternating so both see the same
-/// clocks.
+/// Median milliseconds of a scan of the elements `range` of `input` into as many elements of
+/// `output` from `out_start` (`at`), and of a device-to-device copy of the same bytes,
+/// alternating so both see the same clocks.
 pub fn time_case<O: ScanOp>(
     stream: &Arc<CudaStream>,
     scanner: &mut Scanner<O>,
     input: &CudaSlice<O::Elem>,
     output: &mut CudaSlice<O::Elem>,
-    range: std::ops::Range<usize>,
+    at: (std::ops::Range<usize>, usize),
     warmup: usize,
     reps: usize,
 ) -> Result<(f64, f64), ScanError>
 where
     O::Elem: DeviceRepr,
 {
-    let in_view = input.slice(range.clone());
-    let mut out_view = output.slice_mut(range);
+    let (range, out_start) = at;
+    let mut out_view = output.slice_mut(out_start..out_start + range.len());
+    let in_view = input.slice(range);
     let mut scan_ms = Vec::with_capacity(reps);
     let mut copy_ms = Vec::with_capacity(reps);
     for _ in 0..warmup {
@@ -166,12 +168,13 @@ where
     Ok((median(&mut scan_ms), median(&mut copy_ms)))
 }
 
-/// A row's mode, with the buffers' offset (`--offset`) where there is one.
-fn offset_label(mode: String, offset: usize) -> String {
-    if offset == 0 {
-        mode
-    } else {
-        format!("{mode} +{offset}")
+/// A row's mode, with the buffers' offsets (`--offset`, `--out-offset`) where there are any:
+/// `+1` both, `+1/+0` input and output apart.
+fn offset_label(mode: String, offset: usize, out_offset: usize) -> String {
+    match (offset, out_offset) {
+        (0, 0) => mode,
+        (a, b) if a == b => format!("{mode} +{a}"),
+        (a, b) => format!("{mode} +{a}/+{b}"),
     }
 }
 

@@ -61,10 +61,13 @@ pub struct BenchArgs {
     pub reverse: bool,
     /// Scan from and into buffers this many elements past their start (the --op x --type grid
     /// on the GPU): 1 puts both off every vector boundary, as a sub-slice of a byte buffer
-    /// does, so every tile takes the bounds-checked item-by-item path. The copy moves the
-    /// same bytes.
+    /// does. The copy moves the same bytes.
     #[arg(long, default_value_t = 0)]
     pub offset: usize,
+    /// The output's offset where it differs from the input's (--offset): `--offset 1
+    /// --out-offset 0` scans a sub-slice into a buffer of its own.
+    #[arg(long, value_name = "K")]
+    pub out_offset: Option<usize>,
     /// Timed repetitions per case (the median is reported).
     #[arg(long, default_value_t = 25)]
     pub reps: usize,
@@ -146,7 +149,7 @@ pub fn run(args: BenchArgs) -> CliResult {
     if args.reverse {
         check_reverse(&args)?;
     }
-    if args.offset > 0 {
+    if args.offset > 0 || args.out_offset.is_some() {
         check_offset(&args)?;
     }
     let algorithms: Vec<Algorithm> = args
@@ -342,9 +345,15 @@ fn check_reverse(args: &BenchArgs) -> Result<(), String> {
     refuse_with("--reverse", not_with)
 }
 
-/// `--offset` reaches the GPU grid and `--element-sizes` only, as `--reverse` does.
+/// `--offset` (and `--out-offset`) reaches the GPU grid and `--element-sizes` only, as
+/// `--reverse` does.
 fn check_offset(args: &BenchArgs) -> Result<(), String> {
-    refuse_with("--offset", beside_the_grid(args))
+    let flag = if args.offset > 0 {
+        "--offset"
+    } else {
+        "--out-offset"
+    };
+    refuse_with(flag, beside_the_grid(args))
 }
 
 #[cfg(test)]
@@ -398,6 +407,7 @@ mod tests {
         for (flag, check_flag) in [
             ("--reverse", check_reverse as Check),
             ("--offset=1", check_offset as Check),
+            ("--out-offset=0", check_offset as Check),
         ] {
             let check = |extra: &[&str]| check_flag(&bench_args(flag, extra));
             assert_eq!(check(&[]), Ok(()));
