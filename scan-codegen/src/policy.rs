@@ -129,18 +129,23 @@ pub struct TuningPolicy {
     /// half max/min at 16 or 32), so the register ladder gives it up with the shifted vectors
     /// of unaligned tiles, and those kernels are built as before.
     pub item_path_unroll: u32,
-    /// Tiles cut to sit on the buffers' vectors, for scans whose accesses move several
-    /// elements a vector (tile.cu.tera, `first_tile_shortfall`): the first tile is short by
-    /// what puts every later one on whole vectors. A suffix scan's tile ends at n - base, so
-    /// where n is not whole tiles the first is short by n's part-tile (off, where n is not
-    /// whole vectors every tile moves item by item). A buffer off a vector boundary (a
-    /// sub-slice, a tensor view) takes its lead off the first tile too, in either direction:
-    /// the single-pass output's, the hierarchy's input (off, every tile of that buffer moves
-    /// item by item, or shifted vectors for 1- and 2-byte prefix scans). That can take one
-    /// tile more than ceil(n / tile), which the runtime launches (`abi::single_pass_grid`).
+    /// Suffix scans whose accesses move several elements a vector: where n is not whole
+    /// tiles, the first tile is short by n's part-tile so that every later tile is whole and
+    /// sits on whole tiles of memory (tile.cu.tera, `first_tile_shortfall`); off, a suffix
+    /// scan's tiles end at n - base, the last is partial, and where n is not whole vectors
+    /// every tile moves item by item.
     /// [`TuningPolicy::for_target`] says where it is on. The register ladder leaves it: the
     /// tiles it saves are most of the launch.
     pub aligned_tiles: bool,
+    /// With [`TuningPolicy::aligned_tiles`], a buffer off a vector boundary (a sub-slice, a
+    /// tensor view) takes its lead off the first tile too, in either direction, so that every
+    /// later tile sits on its vectors: the single-pass output's, the hierarchy's input's (off,
+    /// every tile of such a buffer moves shifted vectors, packed prefix scans, or item by
+    /// item). That can take one tile more than ceil(n / tile), which the runtime launches
+    /// (`GeneratedScan::single_pass_tiles`). A prefix scan's tiles then start at a runtime
+    /// offset, which costs registers, so the register ladder gives it up after the shifted
+    /// vectors and before the partial tile's ([`TuningPolicy::relaxed_register_cap`]).
+    pub lead_tiles: bool,
 }
 
 /// The block a fused single-pass tile stages its arrays in ([`TuningPolicy::for_transform`]).
@@ -276,6 +281,7 @@ impl TuningPolicy {
             shifted_tile_vectors: false,
             item_path_unroll: 0,
             aligned_tiles: false,
+            lead_tiles: false,
         }
     }
 
@@ -560,12 +566,14 @@ impl TuningPolicy {
             // 2^28 - 16 elements 0.78-0.80 -> 0.83-0.84 (H200, session 40), u16 sums 0.81 ->
             // 0.87 (session 41). With it, 2-byte suffix scans of 2^28 - 1 read 0.84-0.87, as at
             // 2^28. (Half max/min suffix scans spilled 20 bytes at the default cap with it until
-            // the tile's end was tested in 32 bits: tile.cu.tera, span_edge, session 42.) The
-            // lead of an output off a vector boundary comes off the first tile too (session
-            // 45), so a sub-slice's tiles move vectors in either direction: 4-byte elements as
-            // well, which have no shifted vectors (where n is not whole vectors, their suffix
-            // scans had also moved every tile item by item). 8-byte elements move one a vector.
-            aligned_tiles: size <= 4,
+            // the tile's end was tested in 32 bits: tile.cu.tera, span_edge, session 42.)
+            aligned_tiles: size <= 2,
+            // A sub-slice's tiles move aligned vectors, where input and output share the
+            // offset: at +1 element, 2^28, H200, u8 sums 0.72 -> 0.80, u16 max 0.59 -> 0.86,
+            // f16 max 0.54 -> 0.84; reversed u8 sums 0.27 -> 0.84, u16 sums 0.59 -> 0.86
+            // (BENCHMARKS.md, session 45). 4-byte elements gained nothing (f32 sums at +1: 0.84
+            // either way; their item-by-item path moves whole words, coalesced).
+            lead_tiles: size <= 2,
             ..TuningPolicy::new(block_threads.min(max_threads), items)
         };
         // The transpose padding can still push a big element past the shared-memory limit:
@@ -1238,7 +1246,8 @@ impl TuningPolicy {
     /// Each of those rungs is tried with the shifted vectors of unaligned buffers and the item
     /// path's short loop ([`TuningPolicy::shifted_tile_vectors`],
     /// [`TuningPolicy::item_path_unroll`]) where the first policy has them, then without them,
-    /// then also without the partial tile's vectors ([`TuningPolicy::partial_tile_vectors`]):
+    /// then also without tiles cut to a buffer's lead ([`TuningPolicy::lead_tiles`]), then
+    /// also without the partial tile's vectors ([`TuningPolicy::partial_tile_vectors`]):
     /// they serve the tiles that are not whole and aligned (one or two of a launch, unless the
     /// buffers are unaligned), and a spill (or a rung further down) costs every tile, so they
     /// are the first things a rung gives up, and the next rung asks for them again. (Given up
@@ -1257,6 +1266,12 @@ impl TuningPolicy {
                 ..*self
             });
         }
+        if self.lead_tiles && self.aligned_tiles && vectors {
+            return Some(TuningPolicy {
+                lead_tiles: false,
+                ..*self
+            });
+        }
         if self.partial_tile_vectors && vectors {
             return Some(TuningPolicy {
                 partial_tile_vectors: false,
@@ -1267,6 +1282,7 @@ impl TuningPolicy {
             partial_tile_vectors: first.partial_tile_vectors,
             shifted_tile_vectors: first.shifted_tile_vectors,
             item_path_unroll: first.item_path_unroll,
+            lead_tiles: first.lead_tiles,
             ..*self
         }
         .next_register_rung(first, elem_size, direction)?;
@@ -1620,11 +1636,13 @@ mod tests {
         for size in [1, 2] {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
             // Packed tiles try each rung with the vectors of unaligned tiles (and the short item
-            // loop of 1-byte ones), then without, then (1 byte) without the partial tile's too.
+            // loop of 1-byte ones), then without, then without tiles cut to a buffer's lead, then
+            // (1 byte) without the partial tile's vectors too.
             assert_eq!(first.partial_tile_vectors, size == 1);
             assert!(first.shifted_tile_vectors);
             assert!(first.aligned_tiles);
-            let tries = if size == 1 { 3 } else { 2 };
+            assert!(first.lead_tiles);
+            let tries = if size == 1 { 4 } else { 3 };
             let default: Vec<Shape> = default
                 .iter()
                 .flat_map(|&shape| std::iter::repeat_n(shape, tries))
@@ -1662,6 +1680,7 @@ mod tests {
         ];
         let tries = 1
             + usize::from(mid.shifted_tile_vectors || mid.item_path_unroll != 0)
+            + usize::from(mid.lead_tiles && mid.aligned_tiles)
             + usize::from(mid.partial_tile_vectors);
         let expected: Vec<Shape> = expected
             .iter()

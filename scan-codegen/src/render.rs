@@ -56,7 +56,7 @@ pub struct GeneratedScan {
     /// function's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to this (and the device's
     /// opt-in limit must allow it). The kernel `static_assert`s that its storage fits.
     pub dynamic_shared_bytes: u32,
-    /// Bytes of the vectors the tiles are cut to sit on (policy `aligned_tiles`), in the
+    /// Bytes of the vectors the tiles are cut to sit on (policy `lead_tiles`), in the
     /// single-pass output or the hierarchy's input; 0 where tiles start at multiples of the
     /// tile (and a suffix scan's where they always did). A buffer off such a vector boundary
     /// can take one tile more than `ceil(n / tile)`: [`GeneratedScan::single_pass_tiles`].
@@ -797,12 +797,14 @@ fn render_scan(
         &(vector_items > 1 && policy.partial_tile_vectors),
     );
     // Segmented and column scans keep tiles at whole multiples of the tile (their rules place
-    // them so), and strided rows have no vectors to sit on. A fused scan's tiles sit on whole
-    // vectors from n (suffix scans) but follow no buffer's.
+    // them so), and strided rows have no vectors to sit on.
     let aligned_tiles =
         vector_items > 1 && policy.aligned_tiles && !segmented && !columns && !strided;
     ctx.insert("aligned_tiles", &aligned_tiles);
-    let aligned_tile_bytes = if aligned_tiles && transform.is_none() {
+    // A fused scan's arrays are several, of other types: its tiles follow none of them.
+    let lead_tiles = aligned_tiles && policy.lead_tiles && transform.is_none();
+    ctx.insert("lead_tiles", &lead_tiles);
+    let aligned_tile_bytes = if lead_tiles {
         vector_items * elem_size as u32
     } else {
         0
@@ -1105,6 +1107,7 @@ mod tests {
         let spec = BuiltinOp::Add.spec(PrimType::U16).unwrap();
         let p = TuningPolicy {
             aligned_tiles: true,
+            lead_tiles: true,
             ..TuningPolicy::new(128, 16)
         };
         let tile = 2048;
@@ -1160,7 +1163,7 @@ mod tests {
             Algorithm::SinglePass,
             ScanMode::Inclusive,
             TuningPolicy {
-                aligned_tiles: false,
+                lead_tiles: false,
                 ..p
             },
         )
