@@ -118,7 +118,7 @@ pub struct TuningPolicy {
     /// shifted into place from its own vector and its neighbour's (tile.cu.tera,
     /// `scan_load_shifted`, `scan_store_shifted`); off, such a tile moves item by item. Like
     /// [`TuningPolicy::partial_tile_vectors`] its code is in every kernel though only tiles of
-    /// unaligned buffers run it, and the register ladder gives it up first, then those.
+    /// unaligned buffers run it, and the register ladder gives it up after the lead's tiles, then those.
     pub shifted_tile_vectors: bool,
     /// How many items of the item-by-item path of a vector tile are unrolled (tile.cu.tera,
     /// `SCAN_ITEM_PATH_UNROLL`; 0 = all of a thread's items): the path of the tile the end of
@@ -143,8 +143,8 @@ pub struct TuningPolicy {
     /// every tile of such a buffer moves shifted vectors, packed prefix scans, or item by
     /// item). That can take one tile more than ceil(n / tile), which the runtime launches
     /// (`GeneratedScan::single_pass_tiles`). A prefix scan's tiles then start at a runtime
-    /// offset, which costs registers, so the register ladder gives it up after the shifted
-    /// vectors and before the partial tile's ([`TuningPolicy::relaxed_register_cap`]).
+    /// offset, which costs registers, so the register ladder gives it up first
+    /// ([`TuningPolicy::relaxed_register_cap`]).
     pub lead_tiles: bool,
 }
 
@@ -1243,11 +1243,14 @@ impl TuningPolicy {
     /// forward one does: u8/i8 products at 2^22 took 0.0076-0.0077 ms reading back against
     /// 0.0083-0.0085 seeded (session 34, bench/results/h100-session34.md, call 1).
     ///
-    /// Each of those rungs is tried with the shifted vectors of unaligned buffers and the item
+    /// Each of those rungs is tried with tiles cut to a buffer's lead
+    /// ([`TuningPolicy::lead_tiles`]), the shifted vectors of unaligned buffers and the item
     /// path's short loop ([`TuningPolicy::shifted_tile_vectors`],
-    /// [`TuningPolicy::item_path_unroll`]) where the first policy has them, then without them,
-    /// then also without tiles cut to a buffer's lead ([`TuningPolicy::lead_tiles`]), then
-    /// also without the partial tile's vectors ([`TuningPolicy::partial_tile_vectors`]):
+    /// [`TuningPolicy::item_path_unroll`]) where the first policy has them; then without the
+    /// lead's tiles (the kernel as it was before them: a prefix scan's tiles start at a runtime
+    /// offset with them, which can cost registers, and where it does the ladder keeps what the
+    /// kernel had before); then without the shifted vectors and the short loop too; then also
+    /// without the partial tile's vectors ([`TuningPolicy::partial_tile_vectors`]):
     /// they serve the tiles that are not whole and aligned (one or two of a launch, unless the
     /// buffers are unaligned), and a spill (or a rung further down) costs every tile, so they
     /// are the first things a rung gives up, and the next rung asks for them again. (Given up
@@ -1259,16 +1262,16 @@ impl TuningPolicy {
         direction: crate::Direction,
     ) -> Option<TuningPolicy> {
         let vectors = self.vector_items(elem_size) > 1;
+        if self.lead_tiles && self.aligned_tiles && vectors {
+            return Some(TuningPolicy {
+                lead_tiles: false,
+                ..*self
+            });
+        }
         if (self.shifted_tile_vectors || self.item_path_unroll != 0) && vectors {
             return Some(TuningPolicy {
                 shifted_tile_vectors: false,
                 item_path_unroll: 0,
-                ..*self
-            });
-        }
-        if self.lead_tiles && self.aligned_tiles && vectors {
-            return Some(TuningPolicy {
-                lead_tiles: false,
                 ..*self
             });
         }
@@ -1635,9 +1638,9 @@ mod tests {
         ];
         for size in [1, 2] {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
-            // Packed tiles try each rung with the vectors of unaligned tiles (and the short item
-            // loop of 1-byte ones), then without, then without tiles cut to a buffer's lead, then
-            // (1 byte) without the partial tile's vectors too.
+            // Packed tiles try each rung with the lead's tiles, the vectors of unaligned tiles
+            // (and the short item loop of 1-byte ones), then without the lead's tiles, then
+            // without those vectors too, then (1 byte) without the partial tile's vectors too.
             assert_eq!(first.partial_tile_vectors, size == 1);
             assert!(first.shifted_tile_vectors);
             assert!(first.aligned_tiles);
