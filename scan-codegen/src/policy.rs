@@ -120,6 +120,11 @@ pub struct TuningPolicy {
     /// [`TuningPolicy::partial_tile_vectors`] its code is in every kernel though only tiles of
     /// unaligned buffers run it, and the register ladder gives it up after the lead's tiles, then those.
     pub shifted_tile_vectors: bool,
+    /// How a shifted store gets the vector before a lane's own (tile.cu.tera,
+    /// `scan_store_shifted`): read from the transpose buffer again, or (off) shuffled from the
+    /// lane before and lane 31's carried to the next step. [`TuningPolicy::for_target`] says
+    /// where each fits its registers.
+    pub shifted_store_rereads: bool,
     /// How many items of the item-by-item path of a vector tile are unrolled (tile.cu.tera,
     /// `SCAN_ITEM_PATH_UNROLL`; 0 = all of a thread's items): the path of the tile the end of
     /// n cuts, and of unaligned buffers' tiles without shifted vectors. Through all of a 1-byte
@@ -279,6 +284,7 @@ impl TuningPolicy {
             packed_access_bytes: 4,
             partial_tile_vectors: false,
             shifted_tile_vectors: false,
+            shifted_store_rereads: false,
             item_path_unroll: 0,
             aligned_tiles: false,
             lead_tiles: false,
@@ -557,6 +563,14 @@ impl TuningPolicy {
             // 0.54, u16 sums 0.59 (input at +1 element, H200, device time). With shifted vectors
             // 0.72, 0.75, 0.71, 0.76; aligned scans unchanged (BENCHMARKS.md, session 44).
             shifted_tile_vectors: size <= 2,
+            // Shuffled, half max/min and u16 max/min spilled 44-60 bytes at 6 blocks per SM with
+            // the shifted vectors and were built without them (f16 max at +1 element: 0.54 of a
+            // copy; 0.84 reading back, with the lead's tiles, H200); their first rung now fits,
+            // and an empty-cache f16 max starts in 5.1-5.6 s, not 9.2-10.5 (BENCHMARKS.md,
+            // session 45). Read back, byte max/min at the mid-size shape spilled where the
+            // shuffled store fits, and gave up their partial tile's vectors (u8 max of 2^22 - 3
+            // elements 0.74 -> 0.60), so bytes shuffle.
+            shifted_store_rereads: size == 2,
             item_path_unroll: if size == 1 { 16 } else { 0 },
             // Every tile of a 1- or 2-byte suffix scan moved item by item where n was not whole
             // vectors: reversed u8 sums of 2^28 - 1 elements read 0.42 of a copy (0.93 at

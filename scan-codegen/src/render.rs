@@ -826,6 +826,7 @@ fn render_scan(
             && layout::packs_items(elem_size, policy.items_per_thread)
             && plain_tile),
     );
+    ctx.insert("shifted_store_rereads", &policy.shifted_store_rereads);
     let vector_bytes = if element_vectors > 0 {
         elem_size / element_vectors as usize
     } else {
