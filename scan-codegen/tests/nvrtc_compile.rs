@@ -588,7 +588,7 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
         if std::env::var("SCANGEN_NVRTC_LADDER").as_deref() == Ok("1") {
             let registers: Vec<u32> = fns.iter().map(|f| f.registers).collect();
             eprintln!(
-                "ladder: {} sm_{}: {}x{} cap {} deferred {} re-read {} access {} runs {} partial-tile vectors {} shifted {} item unroll {}: {local_bytes} local bytes, registers {registers:?}",
+                "ladder: {} sm_{}: {}x{} cap {} deferred {} re-read {} access {} runs {} partial-tile vectors {} shifted {} item unroll {} lead {}: {local_bytes} local bytes, registers {registers:?}",
                 job.name,
                 job.sm,
                 policy.block_threads,
@@ -600,7 +600,8 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
                 policy.thread_runs,
                 policy.partial_tile_vectors,
                 policy.shifted_tile_vectors,
-                policy.item_path_unroll
+                policy.item_path_unroll,
+                policy.lead_tiles
             );
         }
         match policy.relaxed_register_cap(&first, job.op.element.size(), job.variant.direction) {
