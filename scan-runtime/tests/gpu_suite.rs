@@ -837,9 +837,9 @@ fn for_prefix_and_suffix_cases<Op: ScanOp>(
 /// single-pass kernel and the hierarchy's. A 1-byte partial tile of aligned buffers moves its
 /// whole vectors and the cut one item by item (policy partial_tile_vectors); a 1-byte suffix
 /// scan whose n is not whole vectors has a short first tile, so that its other tiles sit on
-/// whole vectors (policy aligned_suffix_tiles, ScanLayoutOf::tile_base). Unaligned buffers take
-/// the item-by-item path in every tile, but for whole tiles of packed prefix scans with shifted
-/// vectors (buffers_off_a_vector_boundary_every_offset).
+/// whole vectors (policy aligned_tiles, ScanLayoutOf::tile_base). Unaligned buffers cut their
+/// tiles to the output's lead or move shifted vectors or go item by item
+/// (buffers_off_a_vector_boundary_every_offset).
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn partial_last_tiles_cut_a_vector() {

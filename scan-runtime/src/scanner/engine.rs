@@ -405,7 +405,7 @@ impl ScanEngine {
             level_bytes: plan.level_elems() * elem,
             tile_state_bytes: if plan.single_pass_tiles > 0 {
                 // An output off the vectors its tiles sit on can take one tile more than the
-                // plan's (single_pass_grid).
+                // plan's (`single_pass_grid` below).
                 let extra = u64::from(loaded.generated.aligned_tile_bytes > 0);
                 abi::tile_state_bytes(&loaded.generated, plan.single_pass_tiles + extra)
             } else {
