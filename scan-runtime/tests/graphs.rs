@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 mod common;
 use common::ops::{Compose, LastOfRun, MatMul};
-use common::{first_mismatch, opts, Rng, TestValue};
+use common::{first_mismatch, opts, segments, Rng, TestValue};
 
 fn gpu() -> Gpu {
     common::gpu("graphs")
@@ -89,15 +89,19 @@ fn expected<Op: ScanOp>(input: &[Op::Elem], mode: ScanMode) -> Vec<Op::Elem> {
     out
 }
 
-/// The CPU reference of a scan in `options`' mode and direction (a suffix scan is the prefix
-/// scan of the reversed sequence, reversed).
+/// The CPU reference of a scan in `options`' mode and direction: the segmented reference of one
+/// segment.
 fn expected_in<Op: ScanOp>(input: &[Op::Elem], options: ScanOptions) -> Vec<Op::Elem> {
-    if options.variant.direction == Direction::Forward {
-        return expected::<Op>(input, options.mode);
-    }
-    let reversed: Vec<Op::Elem> = input.iter().rev().cloned().collect();
-    let mut out = expected::<Op>(&reversed, options.mode);
-    out.reverse();
+    let mut out = input.to_vec();
+    let reverse = options.variant.direction == Direction::Reverse;
+    segments::reference::<Op>(
+        input,
+        &[(0, input.len())],
+        options.mode,
+        reverse,
+        None,
+        &mut out,
+    );
     out
 }
 
