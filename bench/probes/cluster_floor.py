@@ -27,61 +27,14 @@ import sys
 
 import numpy as np
 
+import schedule_floor
 import tile_timeline as tt
 
 cp = None
 
-KERNELS = r"""
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-__device__ __forceinline__ u32 load_relaxed(const u32* p) {
-    u32 v;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void store_relaxed(u32* p, u32 v) {
-    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ void load_tile(const uint4* in, u64 vectors, u32 tile, uint4 (&v)[VPT]) {
-    const u64 base = (u64)tile * VPT * blockDim.x;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-        const u64 k = base + (u64)i * blockDim.x + threadIdx.x;
-        v[i] = k < vectors ? __ldcs(in + k) : make_uint4(0, 0, 0, 0);
-    }
-}
-
-__device__ __forceinline__ void store_tile(uint4* out, u64 vectors, u32 tile, const uint4 (&v)[VPT]) {
-    const u64 base = (u64)tile * VPT * blockDim.x;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-        const u64 k = base + (u64)i * blockDim.x + threadIdx.x;
-        if (k < vectors) out[k] = v[i];
-    }
-}
-
-// The tile's "aggregate": an xor of every word into smem[0] (which starts at 0), then a barrier.
-__device__ __forceinline__ void reduce_tile(const uint4 (&v)[VPT], u32* smem) {
-    u32 x = 0;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) x ^= v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
-    for (int o = 16; o > 0; o >>= 1) x ^= __shfl_xor_sync(0xffffffffu, x, o);
-    if ((threadIdx.x & 31) == 0) atomicXor(smem, x);
-    __syncthreads();
-}
-
-// Every thread polls its share of flags [first, last) for this launch's epoch; then a barrier.
-__device__ __forceinline__ void wait_flags(const u32* flags, u32 first, u32 last, u32 epoch) {
-    for (u32 j = first + threadIdx.x; j < last; j += blockDim.x) {
-        while (load_relaxed(flags + j) != epoch) {
-        }
-    }
-    __syncthreads();
-}
-
+# The device helpers are schedule_floor.py's (load_tile, store_tile, reduce_tile,
+# wait_predecessors with relaxed flags: FENCED 0); these kernels take tile t = block t.
+KERNELS = schedule_floor.KERNELS + r"""
 extern "C" __global__ void __launch_bounds__(256) tile_flags(const uint4* in, uint4* out, u64 vectors,
         u32* flags, u32 epoch, int dependent) {
     __shared__ u32 smem[1];
@@ -92,8 +45,8 @@ extern "C" __global__ void __launch_bounds__(256) tile_flags(const uint4* in, ui
     load_tile(in, vectors, tile, v);
     reduce_tile(v, smem);
     if (dependent) {
-        if (threadIdx.x == 0) store_relaxed(flags + tile, epoch);
-        wait_flags(flags, 0, tile, epoch);
+        if (threadIdx.x == 0) store_release(flags + tile, epoch);
+        wait_predecessors(flags, tile, epoch, 0xffffffffu);
     }
     store_tile(out, vectors, tile, v);
 }
@@ -129,14 +82,14 @@ extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(256
     load_tile(in, vectors, tile, v);
     reduce_tile(v, smem);
     cluster_barrier();  // every aggregate of the cluster is in its block's shared memory
-    if (rank == CLUSTER - 1 && threadIdx.x == 0) store_relaxed(flags + cluster, epoch);
+    if (rank == CLUSTER - 1 && threadIdx.x == 0) store_release(flags + cluster, epoch);
     u32 prefix = 0;
     if (threadIdx.x < 32) {
         u32 x = threadIdx.x < rank ? load_cluster_shared(smem, threadIdx.x) : 0u;
         for (int o = 16; o > 0; o >>= 1) x ^= __shfl_xor_sync(0xffffffffu, x, o);
         prefix = x;
     }
-    wait_flags(flags, 0, cluster, epoch);
+    wait_predecessors(flags, cluster, epoch, 0xffffffffu);
     if (threadIdx.x == 0 && prefix == 0x9e3779b9u) *sink = tile;  // keeps the reads
     store_tile(out, vectors, tile, v);
     cluster_barrier();  // no block leaves while another may still read its shared memory
@@ -153,7 +106,7 @@ def main():
     sizes = [int(a) for a in sys.argv[1:]] or [16, 18, 20]
     spin = cp.RawModule(code=tt.SPIN).get_function("spin")
     tt.SPIN_END = cp.zeros(1, dtype=cp.uint64)
-    modules = {(vpt, c): cp.RawModule(code=f"#define VPT {vpt}\n#define CLUSTER {c}\n" + KERNELS,
+    modules = {(vpt, c): cp.RawModule(code=f"#define VPT {vpt}\n#define CLUSTER {c}\n#define FENCED 0\n" + KERNELS,
                                       options=("--std=c++17",))
                for vpt in (1, 2, 4, 8) for c in (2, 4, 8)}
     flags = cp.zeros(1 << 16, dtype=cp.uint32)
