@@ -103,6 +103,7 @@ def main():
 
     cp = cupy
     tt.cp = cupy
+    schedule_floor.cp = cupy
     sizes = [int(a) for a in sys.argv[1:]] or [16, 18, 20]
     spin = cp.RawModule(code=tt.SPIN).get_function("spin")
     tt.SPIN_END = cp.zeros(1, dtype=cp.uint64)
@@ -146,13 +147,7 @@ def main():
                 else:
                     f((tiles,), (256,), (x, y, np.uint64(vectors), flags, e, np.int32(name == "tile+flags")))
 
-            launch()
-            cp.cuda.Device().synchronize()
-            assert cp.array_equal(x, y), f"{name} did not copy"
-            y.fill(0)
-            rounds = [(tt.device_time(launch, spin, 25), tt.device_time(copy, spin, 25)) for _ in range(2)]
-            t = min(r[0] for r in rounds)
-            k = min(r[1] for r in rounds)
+            t, k = schedule_floor.time_beside_copy(name, launch, copy, x, y, spin)
             print(f"| 2^{log2} | {name} | {vpt * 4096} | {tiles} | {c or '-'} | {t:.2f} | {k:.2f} | {k / t:.3f} | {t / k:.2f}x |")
 
 
