@@ -117,13 +117,7 @@ def main():
     print("| bytes | kernel | tile bytes | blocks | cluster | device time (us) | copy (us) | fraction of copy | time over copy |")
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for log2 in sizes:
-        nbytes = 1 << log2
-        vectors = nbytes // 16
-        x = cp.arange(vectors * 4, dtype=cp.uint32)
-        y = cp.empty_like(x)
-
-        def copy():
-            cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, nbytes, 3, cp.cuda.get_current_stream().ptr)
+        vectors, x, y, copy = schedule_floor.buffers_and_copy(log2)
 
         cases = []
         for vpt in (1, 2, 4, 8):

@@ -143,6 +143,20 @@ extern "C" __global__ void __launch_bounds__(256) pipe_pass(const uint4* in, uin
 """
 
 
+def buffers_and_copy(log2):
+    """2^log2 bytes: (16-byte vectors, the source, the destination, the driver's device-to-device
+    copy of the one into the other, enqueued)."""
+    nbytes = 1 << log2
+    vectors = nbytes // 16
+    x = cp.arange(vectors * 4, dtype=cp.uint32)
+    y = cp.empty_like(x)
+
+    def copy():
+        cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, nbytes, 3, cp.cuda.get_current_stream().ptr)
+
+    return vectors, x, y, copy
+
+
 def time_beside_copy(name, launch, copy, x, y, spin):
     """Runs `launch` once and checks that it copied `x` to `y`, then times it and `copy` in
     device time, two rounds of 25: (the kernel's us, the copy's us), each its faster round."""
@@ -175,13 +189,7 @@ def main():
     print("| bytes | kernel | tile bytes | blocks | device time (us) | copy (us) | fraction of copy |")
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for log2 in sizes:
-        nbytes = 1 << log2
-        vectors = nbytes // 16
-        x = cp.arange(vectors * 4, dtype=cp.uint32)
-        y = cp.empty_like(x)
-
-        def copy():
-            cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, nbytes, 3, cp.cuda.get_current_stream().ptr)
+        vectors, x, y, copy = buffers_and_copy(log2)
 
         window = 0xffffffff if log2 <= 24 else 32  # every predecessor, or a look-back's window
         cases = []
