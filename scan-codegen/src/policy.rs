@@ -116,7 +116,10 @@ pub struct TuningPolicy {
     /// Packed 1- and 2-byte items of a prefix scan: a whole tile of buffers off a vector
     /// boundary (a sub-slice of a byte buffer) still moves aligned vectors, each lane's items
     /// shifted into place from its own vector and its neighbour's (tile.cu.tera,
-    /// `scan_load_shifted`, `scan_store_shifted`); off, such a tile moves item by item. Like
+    /// `scan_load_shifted`, `scan_store_shifted`); off, such a tile moves item by item. With
+    /// [`TuningPolicy::lead_tiles`], so does the lead's first tile (short by less than a
+    /// vector), and a suffix scan's whole tiles load so from an input at another offset than
+    /// the output their tiles sit on. Like
     /// [`TuningPolicy::partial_tile_vectors`] its code is in every kernel though only tiles of
     /// unaligned buffers run it, and the register ladder gives it up after the lead's tiles, then those.
     pub shifted_tile_vectors: bool,
