@@ -154,6 +154,15 @@ pub struct TuningPolicy {
     /// offset, which costs registers, so the register ladder gives it up first
     /// ([`TuningPolicy::relaxed_register_cap`]).
     pub lead_tiles: bool,
+    /// The register ladder of this policy loosens the cap (and gives up what a rung of a
+    /// packed tile gives up for registers) but keeps the paths of buffers off a vector
+    /// boundary: [`TuningPolicy::lead_tiles`], [`TuningPolicy::shifted_tile_vectors`] with the
+    /// item path's short loop, and [`TuningPolicy::partial_tile_vectors`]. The default ladder
+    /// gives those up first, because a kernel serves aligned buffers far more often and each
+    /// rung costs them; where it did, the runtime builds this policy's kernel as a twin for
+    /// buffers off a vector boundary ([`TuningPolicy::unaligned_twin`]). It does not change the
+    /// code a rung generates, only which rungs the ladder tries.
+    pub keeps_unaligned_paths: bool,
 }
 
 /// The block a fused single-pass tile stages its arrays in ([`TuningPolicy::for_transform`]).
@@ -291,6 +300,7 @@ impl TuningPolicy {
             item_path_unroll: 0,
             aligned_tiles: false,
             lead_tiles: false,
+            keeps_unaligned_paths: false,
         }
     }
 
@@ -1278,7 +1288,9 @@ impl TuningPolicy {
         elem_size: usize,
         direction: crate::Direction,
     ) -> Option<TuningPolicy> {
-        let vectors = self.vector_items(elem_size) > 1;
+        // A twin for unaligned buffers goes straight to the next cap (restoring nothing: it
+        // never gave anything up).
+        let vectors = self.vector_items(elem_size) > 1 && !self.keeps_unaligned_paths;
         if self.lead_tiles && self.aligned_tiles && vectors {
             return Some(TuningPolicy {
                 lead_tiles: false,
@@ -1325,6 +1337,32 @@ impl TuningPolicy {
             rungs.push(next);
         }
         rungs
+    }
+
+    /// The policy of this kernel's twin for buffers off a vector boundary, for elements of
+    /// `elem_size` bytes: the same shape, whose register ladder keeps the paths of such buffers
+    /// and loosens the cap instead ([`TuningPolicy::keeps_unaligned_paths`]). `None` where this
+    /// policy has none of those paths (elements moved one at a time, or of 4 bytes and more)
+    /// or is a twin already.
+    pub fn unaligned_twin(&self, elem_size: usize) -> Option<TuningPolicy> {
+        let paths = self.lead_tiles && self.aligned_tiles
+            || self.shifted_tile_vectors
+            || self.partial_tile_vectors;
+        (paths && self.vector_items(elem_size) > 1 && !self.keeps_unaligned_paths).then_some(
+            TuningPolicy {
+                keeps_unaligned_paths: true,
+                ..*self
+            },
+        )
+    }
+
+    /// Whether `built`, a rung of this policy's register ladder, gave up a path of buffers off a
+    /// vector boundary that this policy asks for (the lead's tiles, shifted vectors, the partial
+    /// tile's vectors): then the twin ([`TuningPolicy::unaligned_twin`]) serves such buffers.
+    pub fn unaligned_paths_given_up(&self, built: &TuningPolicy) -> bool {
+        (self.lead_tiles && !built.lead_tiles)
+            || (self.shifted_tile_vectors && !built.shifted_tile_vectors)
+            || (self.partial_tile_vectors && !built.partial_tile_vectors)
     }
 
     /// The rung of [`TuningPolicy::relaxed_register_cap`] below this one, the partial tile's
@@ -1713,6 +1751,32 @@ mod tests {
                 expected,
                 "1-byte mid-size shape, {direction:?}"
             );
+        }
+        // Twins for unaligned buffers climb the same shapes, one rung each, never giving up a
+        // path of such buffers.
+        for (first, size) in [
+            (TuningPolicy::for_target(90, Algorithm::SinglePass, 1), 1),
+            (TuningPolicy::for_target(90, Algorithm::SinglePass, 2), 2),
+            (mid, 1),
+        ] {
+            let twin = first
+                .unaligned_twin(size)
+                .expect("packed tiles have a twin");
+            assert_eq!(twin.unaligned_twin(size), None, "a twin has no twin");
+            let rungs = twin.register_ladder(size, Direction::Forward);
+            let mut shapes: Vec<Shape> = ladder(first, size, Direction::Forward);
+            shapes.dedup();
+            assert_eq!(ladder(twin, size, Direction::Forward), shapes);
+            for rung in &rungs {
+                assert!(!first.unaligned_paths_given_up(rung), "{rung:?}");
+            }
+            let given_up = first.register_ladder(size, Direction::Forward)[1];
+            assert!(first.unaligned_paths_given_up(&given_up));
+        }
+        // Elements of 4 bytes and more have no unaligned paths to keep.
+        for size in [4, 8, 16] {
+            let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+            assert_eq!(first.unaligned_twin(size), None, "{size}-byte elements");
         }
     }
 

@@ -569,11 +569,35 @@ fn jobs() -> Vec<Job> {
 /// or keeps a stack frame under it, as the runtime does (`TuningPolicy::relaxed_register_cap`:
 /// a deferred prefix's rungs, a looser cap, or a packed tile widened); the last attempt is the one
 /// checked.
+///
+/// Where a default policy's ladder gave up a path of buffers off a vector boundary, the runtime
+/// builds its twin for such buffers too (`TuningPolicy::unaligned_twin`): that ladder is
+/// climbed as well, and its kernels (named `twin:...`) are held to the same rule.
 fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
     let first = match job.policy {
         Some(policy) => policy,
         None => sized_policy(job).ok_or("no such input-size shape")?,
     };
+    let (mut fns, mut log, built) = climb(job, first)?;
+    let twin = first
+        .unaligned_twin(job.op.element.size())
+        .filter(|_| job.policy.is_none() && first.unaligned_paths_given_up(&built));
+    if let Some(twin) = twin {
+        let (twin_fns, twin_log, _) = climb(job, twin)?;
+        fns.extend(twin_fns.into_iter().map(|f| FunctionInfo {
+            name: format!("twin:{}", f.name),
+            ..f
+        }));
+        log.push_str(&twin_log);
+    }
+    Ok((fns, log, built))
+}
+
+/// Climbs the register ladder from `first` (only its first rung for a job of its own policy).
+fn climb(
+    job: &Job,
+    first: TuningPolicy,
+) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
     let mut policy = first;
     loop {
         let (fns, log) = compile_and_assemble(job, policy)?;
@@ -588,8 +612,9 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
         if std::env::var("SCANGEN_NVRTC_LADDER").as_deref() == Ok("1") {
             let registers: Vec<u32> = fns.iter().map(|f| f.registers).collect();
             eprintln!(
-                "ladder: {} sm_{}: {}x{} cap {} deferred {} re-read {} access {} runs {} partial-tile vectors {} shifted {} item unroll {} lead {}: {local_bytes} local bytes, registers {registers:?}",
+                "ladder: {}{} sm_{}: {}x{} cap {} deferred {} re-read {} access {} runs {} partial-tile vectors {} shifted {} item unroll {} lead {}: {local_bytes} local bytes, registers {registers:?}",
                 job.name,
+                if first.keeps_unaligned_paths { "__unaligned_twin" } else { "" },
                 job.sm,
                 policy.block_threads,
                 policy.items_per_thread,

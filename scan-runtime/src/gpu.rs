@@ -6,7 +6,7 @@ use crate::error::{alloc, driver, ScanError};
 use crate::launch_plan::Kernel;
 use crate::options::ScanOptions;
 use crate::register_ladder;
-use crate::scanner::engine::{value_bytes, InputShapes};
+use crate::scanner::engine::{value_bytes, InputShapes, UnalignedTwins};
 use crate::scanner::{ScanEngine, Scanner};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUresult};
 use cudarc::driver::{
@@ -14,7 +14,7 @@ use cudarc::driver::{
 };
 use scan_codegen::{
     generate_fused, generate_variant, Algorithm, CodegenError, GeneratedScan, InputSize, ScanMode,
-    ScanVariant, TuningPolicy,
+    ScanVariant, Segments, TuningPolicy,
 };
 use scan_core::{OpSpec, ScanOp, TransformSpec};
 use std::collections::HashMap;
@@ -279,8 +279,37 @@ impl Gpu {
             few_waves: sized_key(InputSize::FewWaves),
             many_waves: sized_key(InputSize::ManyWaves),
         };
+        // Under the default tuning, each shape of a flat scan whose paths for buffers off a
+        // vector boundary its register ladder may give up has a twin that keeps them (built
+        // only if it did). Segmented and fused tiles sit on no buffer's vectors.
+        let flat = opts.policy.is_none()
+            && key.transform.is_none()
+            && key.variant.segments == Segments::None;
+        let twin = |key: &Option<ModuleKey>| {
+            let key = key.as_ref().filter(|_| flat)?;
+            let policy = key.policy.unaligned_twin(key.op.element.size())?;
+            Some(ModuleKey {
+                policy,
+                ..key.clone()
+            })
+        };
+        let twins = UnalignedTwins {
+            default: twin(&Some(key.clone())),
+            sized: InputShapes {
+                small: twin(&shapes.small),
+                mid: twin(&shapes.mid),
+                few_waves: twin(&shapes.few_waves),
+                many_waves: twin(&shapes.many_waves),
+            },
+        };
         let loaded = self.load(key)?;
-        Ok(ScanEngine::new(self.clone(), loaded, shapes, identity))
+        Ok(ScanEngine::new(
+            self.clone(),
+            loaded,
+            shapes,
+            twins,
+            identity,
+        ))
     }
 
     /// How many blocks of a resident-tiles `function` the GPU holds at once (its occupancy on

@@ -1020,6 +1020,77 @@ fn run_offsets<Op: ScanOp>(
     });
 }
 
+/// 1-byte scans of buffers off a vector boundary in each shape past the small one (mid-size,
+/// few waves, the default below many waves), where the register ladder may give the unaligned
+/// paths up: such buffers take the shape's twin that keeps them
+/// (`TuningPolicy::unaligned_twin`; checked through `Scanner::policy_for`), and it scans them
+/// right. Every mode, prefix and suffix scans, input and output at their own offsets and in
+/// place, on random data.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn unaligned_twins_of_byte_shapes() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    let sms = u64::from(gpu.sm_count());
+    let mid_last =
+        sms * u64::from(TuningPolicy::BYTE_MID_INPUT_BLOCKS) * TuningPolicy::MID_INPUT_WAVES;
+    let few_last =
+        sms * u64::from(TuningPolicy::DEFERRED_MIN_BLOCKS) * TuningPolicy::FEW_WAVES_INPUT_WAVES;
+    let sizes = move |tile: u64| {
+        vec![
+            2 * sms * tile + 17,
+            mid_last * tile + tile / 2 + 3,
+            (few_last + sms / 2) * tile + 1,
+        ]
+    };
+    run_twins::<Max<u8>>(&gpu, &mut report, "max u8", BuiltinOp::Max, sizes);
+    run_twins::<Min<i8>>(&gpu, &mut report, "min i8", BuiltinOp::Min, sizes);
+    run_twins::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul, sizes);
+    run_twins::<Xor<u8>>(&gpu, &mut report, "xor u8", BuiltinOp::Xor, sizes);
+    run_twins::<And<i8>>(&gpu, &mut report, "and i8", BuiltinOp::And, sizes);
+    report.finish("unaligned_twins_of_byte_shapes");
+}
+
+/// [`unaligned_twins_of_byte_shapes`] for one op.
+fn run_twins<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    op: BuiltinOp,
+    sizes: impl Fn(u64) -> Vec<u64>,
+) where
+    Op::Elem: TestValue,
+{
+    let one_pass = &[Algorithm::SinglePass];
+    for_prefix_and_suffix_cases::<Op>(gpu, report, label, op, one_pass, sizes, |c| {
+        let n = c.data.len() as u64;
+        let kept = c
+            .scanner
+            .policy_for(n, true)
+            .map(|p| (p.lead_tiles, p.shifted_tile_vectors, p.partial_tile_vectors));
+        c.report.record(
+            &format!("{} keeps the unaligned paths", c.case),
+            match kept {
+                Ok((true, true, true)) => Ok(()),
+                Ok(kept) => Err(format!("(lead, shifted, partial-tile vectors) = {kept:?}")),
+                Err(e) => Err(e.to_string()),
+            },
+        );
+        for (at_in, at_out) in [(1, 1), (1, 0), (0, 1), (15, 15)] {
+            let got = scan_at_offsets(c.scanner, c.stream, c.data, at_in, at_out);
+            c.report.record(
+                &format!("{} input at +{at_in}, output at +{at_out}", c.case),
+                got.and_then(|g| first_mismatch(c.expected, &g)),
+            );
+        }
+        let got = scan_in_place_at(c.scanner, c.stream, c.data, 1);
+        c.report.record(
+            &format!("{} in place at +1", c.case),
+            got.and_then(|g| first_mismatch(c.expected, &g)),
+        );
+    });
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn non_commutative_struct_op_keeps_order() {

@@ -7,7 +7,7 @@
 //! lowers the replay count (the sanitizer run uses it); the default is 1000.
 
 use scan_core::BuiltinOp;
-use scan_runtime::builtin::{Add, Max};
+use scan_runtime::builtin::{Add, Max, Mul, Xor};
 use scan_runtime::cpu;
 use scan_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use scan_runtime::cudarc::driver::{
@@ -354,14 +354,36 @@ fn replays_of_scans_off_a_vector_boundary() {
     let gpu = gpu();
     let mut rng = Rng::new("off a vector boundary");
     let mut report = Report::default();
-    offset_replays::<Add<u8>>(&gpu, &mut report, "add u8", &mut rng);
-    offset_replays::<Max<u16>>(&gpu, &mut report, "max u16", &mut rng);
-    offset_replays::<Add<u32>>(&gpu, &mut report, "add u32", &mut rng);
+    let sizes = |tile: usize| {
+        vec![
+            (tile, 1, false),
+            (tile - 1, 1, true),
+            (3 * tile + 5, 3, false),
+            ((160 * 6 + 1) * tile, 1, true),
+        ]
+    };
+    offset_replays::<Add<u8>>(&gpu, &mut report, "add u8", &mut rng, sizes);
+    offset_replays::<Max<u16>>(&gpu, &mut report, "max u16", &mut rng, sizes);
+    offset_replays::<Add<u32>>(&gpu, &mut report, "add u32", &mut rng, sizes);
+    // Byte products and xor at mid sizes: such buffers take another kernel than aligned ones
+    // there (the mid-size shape's twin, TuningPolicy::unaligned_twin, or the default tile),
+    // which `prepare` loads for the capture.
+    let sms = gpu.sm_count() as usize;
+    let mid = move |tile: usize| vec![(2 * sms * tile + 5, 1, false), (2 * sms * tile, 1, true)];
+    offset_replays::<Mul<u8>>(&gpu, &mut report, "mul u8", &mut rng, mid);
+    offset_replays::<Xor<u8>>(&gpu, &mut report, "xor u8", &mut rng, mid);
     report.finish("replays_of_scans_off_a_vector_boundary");
 }
 
-fn offset_replays<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, rng: &mut Rng)
-where
+/// Captures and replays scans of `Op` of each of `sizes(tile)`: (n, offset of the buffers, in
+/// place).
+fn offset_replays<Op: ScanOp>(
+    gpu: &Gpu,
+    report: &mut Report,
+    label: &str,
+    rng: &mut Rng,
+    sizes: impl Fn(usize) -> Vec<(usize, usize, bool)>,
+) where
     Op::Elem: TestValue + Default,
 {
     let replays = replays().min(50);
@@ -378,12 +400,7 @@ where
                     continue;
                 }
             };
-            for (n, at, in_place) in [
-                (tile, 1, false),
-                (tile - 1, 1, true),
-                (3 * tile + 5, 3, false),
-                ((160 * 6 + 1) * tile, 1, true),
-            ] {
+            for (n, at, in_place) in sizes(tile) {
                 let name =
                     format!("{label} {mode} reverse={reverse} n={n} at +{at} in_place={in_place}");
                 let result =

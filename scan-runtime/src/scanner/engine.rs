@@ -30,6 +30,10 @@ pub(crate) struct ScanEngine {
     /// (`TuningPolicy::for_many_waves_input`), chosen by `TuningPolicy::input_size`: each its
     /// key until first used, then its module. (Boxed: a scanner stays small to move around.)
     shapes: Box<InputShapes<SizedVariant>>,
+    /// Each shape's twin for buffers off a vector boundary (`TuningPolicy::unaligned_twin`),
+    /// built where that shape's register ladder gave their paths up, on the first scan of such
+    /// buffers that takes the shape (or in `prepare`).
+    twins: Box<UnalignedTwins<SizedVariant>>,
     workspace: Workspace,
     /// Bytes of one element (the level buffers hold elements).
     elem_bytes: usize,
@@ -56,6 +60,23 @@ impl<T> InputShapes<T> {
             InputSize::FewWaves => Some(&mut self.few_waves),
             InputSize::ManyWaves => Some(&mut self.many_waves),
             InputSize::Large => None,
+        }
+    }
+}
+
+/// One `T` per shape of a scan, the default's and the extra input-size shapes', for their twins
+/// for buffers off a vector boundary (`TuningPolicy::unaligned_twin`).
+pub(crate) struct UnalignedTwins<T> {
+    pub(crate) default: T,
+    pub(crate) sized: InputShapes<T>,
+}
+
+impl<T> UnalignedTwins<T> {
+    /// The twin of the shape that serves size class `class`.
+    fn get_mut(&mut self, class: InputSize) -> &mut T {
+        match self.sized.get_mut(class) {
+            Some(twin) => twin,
+            None => &mut self.default,
         }
     }
 }
@@ -125,6 +146,7 @@ impl ScanEngine {
         gpu: Gpu,
         loaded: Arc<LoadedScan>,
         shapes: InputShapes<Option<ModuleKey>>,
+        twins: UnalignedTwins<Option<ModuleKey>>,
         identity: Box<[MaybeUninit<u8>]>,
     ) -> ScanEngine {
         let tile = abi::tile_items(&loaded.generated);
@@ -139,6 +161,15 @@ impl ScanEngine {
                 mid: SizedVariant::new(shapes.mid),
                 few_waves: SizedVariant::new(shapes.few_waves),
                 many_waves: SizedVariant::new(shapes.many_waves),
+            }),
+            twins: Box::new(UnalignedTwins {
+                default: SizedVariant::new(twins.default),
+                sized: InputShapes {
+                    small: SizedVariant::new(twins.sized.small),
+                    mid: SizedVariant::new(twins.sized.mid),
+                    few_waves: SizedVariant::new(twins.sized.few_waves),
+                    many_waves: SizedVariant::new(twins.sized.many_waves),
+                },
             }),
             workspace: Workspace::new(),
             elem_bytes,
@@ -211,8 +242,15 @@ impl ScanEngine {
         sizes.extend(self.largest_sized_inputs().into_iter().map(|m| n.min(m)));
         self.build_side_by_side(&sizes);
         for m in sizes {
-            let (loaded, tile) = self.variant_for(m, Capture::None)?;
+            let (class, loaded, tile) = self.variant_for(m, Capture::None)?;
             needs = needs.max(self.needs(&loaded, &launch_plan::plan(self.algorithm(), m, tile)?));
+            // A capture may scan buffers off a vector boundary too.
+            if let Some((_, twin, tile)) =
+                self.unaligned_kernel(class, &loaded, m, Capture::None)?
+            {
+                needs =
+                    needs.max(self.needs(&twin, &launch_plan::plan(self.algorithm(), m, tile)?));
+            }
             if self.variant().segments == Segments::Columns && m > 0 {
                 // A column scan's slots depend on the matrix's shape: reserve for any shape.
                 let policy = &loaded.generated.policy;
@@ -295,7 +333,8 @@ impl ScanEngine {
         }
     }
 
-    /// The kernel for an input of `n` elements and its tile: the small- or mid-size variant
+    /// The kernel for an input of `n` elements, its tile, and the size class whose shape it is
+    /// (`Large`: the default): the small- or mid-size variant
     /// when the default tiles would not fill the GPU (`TuningPolicy::input_size`; the scan is
     /// then latency-bound), or the few-waves or many-waves one (1-byte elements), loaded on
     /// first use (not allowed inside a capture); else the default. All share the tile state:
@@ -304,7 +343,7 @@ impl ScanEngine {
         &mut self,
         n: u64,
         capture: Capture,
-    ) -> Result<(Arc<LoadedScan>, u64), ScanError> {
+    ) -> Result<(InputSize, Arc<LoadedScan>, u64), ScanError> {
         let class = self.input_size(n);
         if let Some(sized) = self.shapes.get_mut(class) {
             sized.load(&self.gpu, n, capture)?;
@@ -315,7 +354,7 @@ impl ScanEngine {
         let class = self.input_size(n);
         if let Some(SizedVariant::Loaded(loaded, tile)) = self.shapes.get_mut(class) {
             if holds(loaded, *tile, n) {
-                return Ok((loaded.clone(), *tile));
+                return Ok((class, loaded.clone(), *tile));
             }
         }
         if !holds(&self.loaded, self.tile, n) {
@@ -324,15 +363,162 @@ impl ScanEngine {
                 resident: self.loaded.resident_blocks,
             });
         }
-        Ok((self.loaded.clone(), self.tile))
+        Ok((InputSize::Large, self.loaded.clone(), self.tile))
+    }
+
+    /// The twin of `aligned` (the kernel of size class `class`) for buffers off a vector
+    /// boundary, with its tile, where `aligned`'s register ladder gave up a path of such
+    /// buffers and the twin kept them without spilling; loaded on first use. Inside a capture
+    /// only a twin loaded before (`prepare`) serves; `None` leaves `aligned` to scan them
+    /// (correctly, item by item or with shifted vectors where it has them).
+    ///
+    /// The ladder gives those paths up first because most buffers are aligned and each rung
+    /// costs them; the twin loosens the cap instead. H200, both buffers at +1, device time
+    /// (BENCHMARKS.md, session 47): exclusive u8 max at 2^25 0.074-0.077 -> 0.029-0.030 ms, u8
+    /// xor at 2^26 0.055 -> 0.045 and at 2^28 0.173 -> 0.153 (the aligned scan's 0.152),
+    /// reversed u8 xor at 2^26 0.152 -> 0.047.
+    fn unaligned_twin(
+        &mut self,
+        class: InputSize,
+        aligned: &LoadedScan,
+        n: u64,
+        capture: Capture,
+    ) -> Result<Option<(Arc<LoadedScan>, u64)>, ScanError> {
+        let twin = self.twins.get_mut(class);
+        if let SizedVariant::NotLoaded(key) = twin {
+            if capture == Capture::Active
+                || !key
+                    .policy
+                    .unaligned_paths_given_up(&aligned.generated.policy)
+            {
+                return Ok(None);
+            }
+        }
+        twin.load(&self.gpu, n, capture)?;
+        Ok(match twin {
+            SizedVariant::Loaded(loaded, tile) if loaded.local_bytes == 0 => {
+                holds(loaded, *tile, n).then(|| (loaded.clone(), *tile))
+            }
+            _ => None,
+        })
+    }
+
+    /// The kernel for a scan of `n` elements from or into buffers off a vector boundary, where
+    /// it is not `aligned` (the kernel of size class `class`, `variant_for`'s): `aligned`'s twin
+    /// (`unaligned_twin`), or, where that twin is a mid-size one that fits fewer blocks per SM
+    /// than the shape asked for and `n` is past one wave of them, the shape after the mid-size
+    /// one (or its twin), as `variant_for` chooses for a mid-size kernel built so. (H200, u8
+    /// products at 2^24 and +1: the mid-size twin at 3 blocks of 512 threads, 1.3 waves, took
+    /// 0.0187-0.0189 ms; the default tile at 5 blocks, which keeps the lead, 0.0144.)
+    fn unaligned_kernel(
+        &mut self,
+        class: InputSize,
+        aligned: &LoadedScan,
+        n: u64,
+        capture: Capture,
+    ) -> Result<Option<(InputSize, Arc<LoadedScan>, u64)>, ScanError> {
+        let Some((twin, tile)) = self.unaligned_twin(class, aligned, n, capture)? else {
+            return Ok(None);
+        };
+        let blocks = twin.generated.policy.min_blocks_per_sm;
+        let next = self.input_size_at(n, blocks);
+        if class != InputSize::Mid || next == InputSize::Mid {
+            return Ok(Some((class, twin, tile)));
+        }
+        let (loaded, next_tile) = match self.shapes.get_mut(next) {
+            None => (self.loaded.clone(), self.tile),
+            Some(sized) => {
+                if capture != Capture::Active {
+                    sized.load(&self.gpu, n, capture)?;
+                }
+                match sized {
+                    SizedVariant::Loaded(loaded, tile) if holds(loaded, *tile, n) => {
+                        (loaded.clone(), *tile)
+                    }
+                    // Not loaded inside a capture (`prepare` did not reach it): the twin serves.
+                    _ => return Ok(Some((class, twin, tile))),
+                }
+            }
+        };
+        Ok(Some(
+            match self.unaligned_twin(next, &loaded, n, capture)? {
+                Some((next_twin, tile)) => (next, next_twin, tile),
+                None => (next, loaded, next_tile),
+            },
+        ))
+    }
+
+    /// `ready` again with the twin of its kernel (`unaligned_twin`) where `inputs` or `output`
+    /// is off the vectors that kernel moves and the twin serves; its scratch in place as
+    /// `ready` would. `None`: `ready` as it is.
+    fn for_buffers(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        capture: Capture,
+        ready: &ReadyLaunch,
+        inputs: &[CUdeviceptr],
+        output: CUdeviceptr,
+    ) -> Result<Option<ReadyLaunch>, ScanError> {
+        let policy = &ready.loaded.generated.policy;
+        let vector = u64::from(policy.vector_items(self.elem_bytes)) * self.elem_bytes as u64;
+        let off = |ptr: &CUdeviceptr| !ptr.is_multiple_of(vector);
+        if ready.columns.is_some() || vector <= 1 || !(inputs.iter().any(off) || off(&output)) {
+            return Ok(None);
+        }
+        let Some((class, loaded, tile)) =
+            self.unaligned_kernel(ready.class, &ready.loaded, ready.n, capture)?
+        else {
+            return Ok(None);
+        };
+        let plan = launch_plan::plan(self.algorithm(), ready.n, tile)?;
+        let needs = self.needs(&loaded, &plan);
+        if capture == Capture::Active {
+            // Sized by `prepare` for the twin too; where it was not, the kernel it sized serves.
+            if self.workspace.shortfall(needs).is_some() {
+                return Ok(None);
+            }
+        } else {
+            self.workspace.reserve(stream, needs)?;
+        }
+        Ok(Some(ReadyLaunch {
+            loaded,
+            plan,
+            columns: None,
+            class,
+            n: ready.n,
+        }))
+    }
+
+    /// The policy of the kernel a scan of `n` elements runs (`TuningPolicy` as built: its
+    /// register ladder climbed), from or into buffers off a vector boundary where `unaligned`;
+    /// loaded if it is not yet.
+    pub(crate) fn policy_for(
+        &mut self,
+        n: u64,
+        unaligned: bool,
+    ) -> Result<TuningPolicy, ScanError> {
+        if n == 0 {
+            return Ok(self.policy());
+        }
+        let (class, loaded, _) = self.variant_for(n, Capture::None)?;
+        let twin = match unaligned {
+            true => self.unaligned_kernel(class, &loaded, n, Capture::None)?,
+            false => None,
+        };
+        Ok(twin.map_or(loaded, |(_, twin, _)| twin).generated.policy)
     }
 
     /// The size class of an input of `n` elements, by the default shape's tiles on this GPU.
     fn input_size(&self, n: u64) -> InputSize {
+        self.input_size_at(n, self.mid_blocks_per_sm())
+    }
+
+    /// [`Self::input_size`] where the mid-size shape fits `mid_blocks_per_sm`.
+    fn input_size_at(&self, n: u64, mid_blocks_per_sm: u32) -> InputSize {
         TuningPolicy::input_size(
             n.div_ceil(self.tile),
             self.gpu.sm_count(),
-            self.mid_blocks_per_sm(),
+            mid_blocks_per_sm,
             self.sized_shapes(),
         )
     }
@@ -487,7 +673,7 @@ impl ScanEngine {
         if n == 0 {
             return Ok(None);
         }
-        let (loaded, tile) = self.variant_for(n, capture)?;
+        let (class, loaded, tile) = self.variant_for(n, capture)?;
         let (plan, columns) = match columns {
             Some((rows, cols)) => {
                 let policy = &loaded.generated.policy;
@@ -513,6 +699,8 @@ impl ScanEngine {
             loaded,
             plan,
             columns,
+            class,
+            n,
         }))
     }
 
@@ -550,12 +738,14 @@ impl ScanEngine {
             ready.loaded.generated.input_arrays(),
             "one pointer per input array of the kernels"
         );
+        let twin = self.for_buffers(stream, capture, ready, inputs, output)?;
         let input = inputs[0];
         let ReadyLaunch {
             loaded,
             plan,
             columns,
-        } = ready;
+            ..
+        } = twin.as_ref().unwrap_or(ready);
         let generated = &loaded.generated;
         let ws = &mut self.workspace;
         let levels_ptr = ws.levels_ptr();
@@ -782,4 +972,8 @@ pub(crate) struct ReadyLaunch {
     pub(crate) plan: LaunchPlan,
     /// The tiles of a column scan.
     pub(crate) columns: Option<ColumnShape>,
+    /// The size class whose shape `loaded` is (`Large`: the default).
+    pub(crate) class: InputSize,
+    /// Elements scanned.
+    pub(crate) n: u64,
 }

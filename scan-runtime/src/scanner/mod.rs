@@ -177,6 +177,15 @@ where
         Ok((result, total[0]))
     }
 
+    /// The shape of the kernel a scan of `n` elements runs, as built (its register cap loosened
+    /// where ptxas would have spilled): an input-size shape's or the default's
+    /// ([`TuningPolicy::input_size`]), and where `unaligned` (from or into buffers off a vector
+    /// boundary, as sub-slices of byte buffers are) that shape's twin for such buffers where it
+    /// has one ([`TuningPolicy::unaligned_twin`]). Builds and loads the kernel if it is not yet.
+    pub fn policy_for(&mut self, n: u64, unaligned: bool) -> Result<TuningPolicy, ScanError> {
+        self.engine.policy_for(n, unaligned)
+    }
+
     /// Makes the scanner ready to scan up to `n` elements on `stream` without loading a module
     /// or allocating: loads every kernel variant an input of at most `n` elements can use and
     /// sizes the scratch for the largest, enqueued on `stream` (no host synchronisation). Call it
