@@ -973,6 +973,16 @@ impl TuningPolicy {
             // As the default tile (elements up to 8 bytes). H200, 2^16, deferred (session 41):
             // within 0.01 of a copy either way, i32 max 0.685-0.688 -> 0.689-0.718.
             defer_tile_prefix: large.defer_tile_prefix,
+            // The default tile's paths for buffers off a vector boundary and for a suffix scan
+            // whose n is not whole vectors: without them, every such tile went item by item,
+            // and a u8 sum of a sub-slice at +1 took 1.4x the aligned scan's time at 2^16-2^18
+            // (0.0066-0.0068 ms against 0.0048-0.0049; u16 1.15x; H200, session 47).
+            partial_tile_vectors: large.partial_tile_vectors,
+            shifted_tile_vectors: large.shifted_tile_vectors,
+            shifted_store_rereads: large.shifted_store_rereads,
+            item_path_unroll: large.item_path_unroll,
+            aligned_tiles: large.aligned_tiles,
+            lead_tiles: large.lead_tiles,
             ..TuningPolicy::new(128, items)
         };
         (policy.tile_items() < large.tile_items()
