@@ -980,7 +980,12 @@ impl TuningPolicy {
             partial_tile_vectors: large.partial_tile_vectors,
             shifted_tile_vectors: large.shifted_tile_vectors,
             shifted_store_rereads: large.shifted_store_rereads,
-            item_path_unroll: large.item_path_unroll,
+            // Every item of a thread's unrolled (the default tile unrolls 16 of 256 to cut
+            // NVRTC's time): the item path holds a suffix scan's first tile where n is not whole
+            // vectors, which every later tile waits on, and rolled 16 at a time its loads took
+            // four round trips: reversed u8 sums of 2^16 - 1 and 2^20 - 1 elements took
+            // 0.0098-0.0100 ms, against 0.0068-0.0076 unrolled (H200, session 47).
+            item_path_unroll: 0,
             aligned_tiles: large.aligned_tiles,
             lead_tiles: large.lead_tiles,
             ..TuningPolicy::new(128, items)
@@ -1349,21 +1354,26 @@ impl TuningPolicy {
         rungs
     }
 
-    /// The policy of this kernel's twin for buffers off a vector boundary, for elements of
-    /// `elem_size` bytes: the same shape, whose register ladder keeps the paths of such buffers
-    /// and loosens the cap instead ([`TuningPolicy::keeps_unaligned_paths`]). `None` where this
-    /// policy has none of those paths (elements moved one at a time, or of 4 bytes and more)
-    /// or is a twin already.
-    pub fn unaligned_twin(&self, elem_size: usize) -> Option<TuningPolicy> {
+    /// The policy of this kernel's twin for buffers off a vector boundary, for `algorithm`'s
+    /// kernels of elements of `elem_size` bytes: the same shape, whose register ladder keeps the
+    /// paths of such buffers and loosens the cap instead
+    /// ([`TuningPolicy::keeps_unaligned_paths`]). `None` where this policy has none of those
+    /// paths (elements moved one at a time, or of 4 bytes and more) or is a twin already, and
+    /// for the hierarchical algorithms: their byte products' and min/max's kernels still spill
+    /// with the paths at one block per SM (NVRTC 12.9: 4 bytes in the spine's and the tiles'
+    /// scans), where the single-pass kernel is the fast scan anyway.
+    pub fn unaligned_twin(&self, algorithm: Algorithm, elem_size: usize) -> Option<TuningPolicy> {
         let paths = self.lead_tiles && self.aligned_tiles
             || self.shifted_tile_vectors
             || self.partial_tile_vectors;
-        (paths && self.vector_items(elem_size) > 1 && !self.keeps_unaligned_paths).then_some(
-            TuningPolicy {
-                keeps_unaligned_paths: true,
-                ..*self
-            },
-        )
+        let twin = paths
+            && algorithm == Algorithm::SinglePass
+            && self.vector_items(elem_size) > 1
+            && !self.keeps_unaligned_paths;
+        twin.then_some(TuningPolicy {
+            keeps_unaligned_paths: true,
+            ..*self
+        })
     }
 
     /// Whether `built`, a rung of this policy's register ladder, gave up a path of buffers off a
@@ -1770,9 +1780,14 @@ mod tests {
             (mid, 1),
         ] {
             let twin = first
-                .unaligned_twin(size)
+                .unaligned_twin(Algorithm::SinglePass, size)
                 .expect("packed tiles have a twin");
-            assert_eq!(twin.unaligned_twin(size), None, "a twin has no twin");
+            assert_eq!(
+                twin.unaligned_twin(Algorithm::SinglePass, size),
+                None,
+                "a twin has no twin"
+            );
+            assert_eq!(first.unaligned_twin(Algorithm::Blelloch, size), None);
             let rungs = twin.register_ladder(size, Direction::Forward);
             let mut shapes: Vec<Shape> = ladder(first, size, Direction::Forward);
             shapes.dedup();
@@ -1786,7 +1801,11 @@ mod tests {
         // Elements of 4 bytes and more have no unaligned paths to keep.
         for size in [4, 8, 16] {
             let first = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
-            assert_eq!(first.unaligned_twin(size), None, "{size}-byte elements");
+            assert_eq!(
+                first.unaligned_twin(Algorithm::SinglePass, size),
+                None,
+                "{size}-byte elements"
+            );
         }
     }
 

@@ -580,7 +580,7 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
     };
     let (mut fns, mut log, built) = climb(job, first)?;
     let twin = first
-        .unaligned_twin(job.op.element.size())
+        .unaligned_twin(job.algorithm, job.op.element.size())
         .filter(|_| job.policy.is_none() && first.unaligned_paths_given_up(&built));
     if let Some(twin) = twin {
         let (twin_fns, twin_log, _) = climb(job, twin)?;

@@ -287,7 +287,9 @@ impl Gpu {
             && key.variant.segments == Segments::None;
         let twin = |key: &Option<ModuleKey>| {
             let key = key.as_ref().filter(|_| flat)?;
-            let policy = key.policy.unaligned_twin(key.op.element.size())?;
+            let policy = key
+                .policy
+                .unaligned_twin(key.algorithm, key.op.element.size())?;
             Some(ModuleKey {
                 policy,
                 ..key.clone()
