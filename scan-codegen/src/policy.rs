@@ -976,15 +976,17 @@ impl TuningPolicy {
             // The default tile's paths for buffers off a vector boundary and for a suffix scan
             // whose n is not whole vectors: without them, every such tile went item by item,
             // and a u8 sum of a sub-slice at +1 took 1.4x the aligned scan's time at 2^16-2^18
-            // (0.0066-0.0068 ms against 0.0048-0.0049; u16 1.15x; H200, session 47).
+            // (0.0066-0.0068 ms against 0.0048-0.0049), 0.0057-0.0060 with them; at 2^20
+            // 0.0075-0.0077 -> 0.0059-0.0062, the aligned scan's 0.0056-0.0059 (u16 1.15x ->
+            // 1.05-1.1x; H200, session 47).
             partial_tile_vectors: large.partial_tile_vectors,
             shifted_tile_vectors: large.shifted_tile_vectors,
             shifted_store_rereads: large.shifted_store_rereads,
             // Every item of a thread's unrolled (the default tile unrolls 16 of 256 to cut
             // NVRTC's time): the item path holds a suffix scan's first tile where n is not whole
             // vectors, which every later tile waits on, and rolled 16 at a time its loads took
-            // four round trips: reversed u8 sums of 2^16 - 1 and 2^20 - 1 elements took
-            // 0.0098-0.0100 ms, against 0.0068-0.0076 unrolled (H200, session 47).
+            // four round trips: reversed u8 sums of 2^16 - 1 and 2^20 - 1 elements took 0.0099
+            // ms, 0.0068 unrolled, and u8 max 0.0094-0.0095 -> 0.0064 (H200, session 47).
             item_path_unroll: 0,
             aligned_tiles: large.aligned_tiles,
             lead_tiles: large.lead_tiles,
