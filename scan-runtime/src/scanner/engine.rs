@@ -448,9 +448,10 @@ impl ScanEngine {
         ))
     }
 
-    /// `ready` again with the twin of its kernel (`unaligned_twin`) where `inputs` or `output`
-    /// is off the vectors that kernel moves and the twin serves; its scratch in place as
-    /// `ready` would. `None`: `ready` as it is.
+    /// `ready` again with the kernel for buffers off a vector boundary (`unaligned_kernel`:
+    /// the twin of `ready`'s kernel, or the next size class's) where `inputs` or `output` is off
+    /// the vectors `ready`'s kernel moves and another kernel serves them; its scratch in place
+    /// as `ready` would. `None`: `ready` as it is.
     fn for_buffers(
         &mut self,
         stream: &Arc<CudaStream>,
