@@ -470,13 +470,37 @@ fn jobs() -> Vec<Job> {
             }
         }
     }
-    // Suffix scans of every 1- and 2-byte built-in at its default policy (sm_90 single-pass):
-    // only there is a tile's shortfall not 0 (aligned tiles: tile.cu.tera,
-    // first_tile_shortfall), and the register ladder of each ends differently from its prefix
-    // scan's.
+    // Suffix scans of every 1- and 2-byte built-in at its default policy and in the small-,
+    // mid-size and few-waves shapes (sm_90 single-pass): only there is a tile's shortfall not 0
+    // (aligned tiles: tile.cu.tera, first_tile_shortfall), and the register ladder of each ends
+    // differently from its prefix scan's.
     for (op, ty) in &ops {
         if op.element.size() > 2 || !matches!(op.element, scan_core::ElementType::Prim(_)) {
             continue;
+        }
+        for (input, label) in [
+            (InputSize::Small, "small"),
+            (InputSize::Mid, "mid"),
+            (InputSize::FewWaves, "few_waves"),
+        ] {
+            let job = Job {
+                name: format!(
+                    "{}__{label}_input{}",
+                    snapshot_name(&op.name, ty, Algorithm::SinglePass, ScanMode::Inclusive),
+                    ScanVariant::FLAT.reverse().name_suffix()
+                ),
+                op: op.clone(),
+                algorithm: Algorithm::SinglePass,
+                mode: ScanMode::Inclusive,
+                sm: 90,
+                policy: None,
+                variant: ScanVariant::FLAT.reverse(),
+                transform: None,
+                input,
+            };
+            if sized_policy(&job).is_some() {
+                jobs.push(job);
+            }
         }
         for mode in ScanMode::ALL {
             jobs.push(Job {
