@@ -249,23 +249,7 @@ fn jobs() -> Vec<Job> {
             (InputSize::FewWaves, "few_waves"),
             (InputSize::ManyWaves, "many_waves"),
         ] {
-            let job = Job {
-                name: format!(
-                    "{}__{label}_input",
-                    snapshot_name(&op.name, ty, Algorithm::SinglePass, ScanMode::Inclusive)
-                ),
-                op: op.clone(),
-                algorithm: Algorithm::SinglePass,
-                mode: ScanMode::Inclusive,
-                sm: 90,
-                policy: None,
-                variant: ScanVariant::FLAT,
-                transform: None,
-                input,
-            };
-            if sized_policy(&job).is_some() {
-                jobs.push(job);
-            }
+            jobs.extend(sized_job(op, ty, input, label, ScanVariant::FLAT));
         }
     }
     // Shapes the defaults never produce: a Blelloch tree padded to a power of two (96, 160
@@ -483,24 +467,7 @@ fn jobs() -> Vec<Job> {
             (InputSize::Mid, "mid"),
             (InputSize::FewWaves, "few_waves"),
         ] {
-            let job = Job {
-                name: format!(
-                    "{}__{label}_input{}",
-                    snapshot_name(&op.name, ty, Algorithm::SinglePass, ScanMode::Inclusive),
-                    ScanVariant::FLAT.reverse().name_suffix()
-                ),
-                op: op.clone(),
-                algorithm: Algorithm::SinglePass,
-                mode: ScanMode::Inclusive,
-                sm: 90,
-                policy: None,
-                variant: ScanVariant::FLAT.reverse(),
-                transform: None,
-                input,
-            };
-            if sized_policy(&job).is_some() {
-                jobs.push(job);
-            }
+            jobs.extend(sized_job(op, ty, input, label, ScanVariant::FLAT.reverse()));
         }
         for mode in ScanMode::ALL {
             jobs.push(Job {
@@ -587,6 +554,33 @@ fn jobs() -> Vec<Job> {
         }
     }
     jobs
+}
+
+/// The sm_90 inclusive single-pass job of `op` in the runtime's input-size shape `input`
+/// (named `label`) for `variant`; `None` where `op` has no such shape.
+fn sized_job(
+    op: &OpSpec,
+    ty: &str,
+    input: InputSize,
+    label: &str,
+    variant: ScanVariant,
+) -> Option<Job> {
+    let job = Job {
+        name: format!(
+            "{}__{label}_input{}",
+            snapshot_name(&op.name, ty, Algorithm::SinglePass, ScanMode::Inclusive),
+            variant.name_suffix()
+        ),
+        op: op.clone(),
+        algorithm: Algorithm::SinglePass,
+        mode: ScanMode::Inclusive,
+        sm: 90,
+        policy: None,
+        variant,
+        transform: None,
+        input,
+    };
+    sized_policy(&job).map(|_| job)
 }
 
 /// Compiles and assembles a job. A default policy's register cap is loosened while ptxas spills

@@ -285,8 +285,8 @@ impl Gpu {
         let flat = opts.policy.is_none()
             && key.transform.is_none()
             && key.variant.segments == Segments::None;
-        let twin = |key: &Option<ModuleKey>| {
-            let key = key.as_ref().filter(|_| flat)?;
+        let twin = |key: Option<&ModuleKey>| {
+            let key = key.filter(|_| flat)?;
             let policy = key
                 .policy
                 .unaligned_twin(key.algorithm, key.op.element.size())?;
@@ -296,13 +296,8 @@ impl Gpu {
             })
         };
         let twins = UnalignedTwins {
-            default: twin(&Some(key.clone())),
-            sized: InputShapes {
-                small: twin(&shapes.small),
-                mid: twin(&shapes.mid),
-                few_waves: twin(&shapes.few_waves),
-                many_waves: twin(&shapes.many_waves),
-            },
+            default: twin(Some(&key)),
+            sized: shapes.as_ref().map(|sized| twin(sized.as_ref())),
         };
         let loaded = self.load(key)?;
         Ok(ScanEngine::new(

@@ -52,6 +52,25 @@ pub(crate) struct InputShapes<T> {
 }
 
 impl<T> InputShapes<T> {
+    /// Each shape's `f`.
+    pub(crate) fn map<U>(self, mut f: impl FnMut(T) -> U) -> InputShapes<U> {
+        InputShapes {
+            small: f(self.small),
+            mid: f(self.mid),
+            few_waves: f(self.few_waves),
+            many_waves: f(self.many_waves),
+        }
+    }
+
+    pub(crate) fn as_ref(&self) -> InputShapes<&T> {
+        InputShapes {
+            small: &self.small,
+            mid: &self.mid,
+            few_waves: &self.few_waves,
+            many_waves: &self.many_waves,
+        }
+    }
+
     /// The shape of size class `class` (`None` for large inputs: the default).
     fn get_mut(&mut self, class: InputSize) -> Option<&mut T> {
         match class {
@@ -106,6 +125,17 @@ impl SizedVariant {
         }
     }
 
+    /// The loaded variant and its tile where it can launch the grid of `n` elements
+    /// (`holds`); `None` where it is not loaded or cannot.
+    fn holding(&self, n: u64) -> Option<(Arc<LoadedScan>, u64)> {
+        match self {
+            SizedVariant::Loaded(loaded, tile) if holds(loaded, *tile, n) => {
+                Some((loaded.clone(), *tile))
+            }
+            _ => None,
+        }
+    }
+
     /// Loads the variant if it is not yet (not inside a capture: that is an error naming
     /// `prepare`, for an input of `n` elements).
     fn load(&mut self, gpu: &Gpu, n: u64, capture: Capture) -> Result<(), ScanError> {
@@ -156,20 +186,10 @@ impl ScanEngine {
             gpu,
             loaded,
             tile,
-            shapes: Box::new(InputShapes {
-                small: SizedVariant::new(shapes.small),
-                mid: SizedVariant::new(shapes.mid),
-                few_waves: SizedVariant::new(shapes.few_waves),
-                many_waves: SizedVariant::new(shapes.many_waves),
-            }),
+            shapes: Box::new(shapes.map(SizedVariant::new)),
             twins: Box::new(UnalignedTwins {
                 default: SizedVariant::new(twins.default),
-                sized: InputShapes {
-                    small: SizedVariant::new(twins.sized.small),
-                    mid: SizedVariant::new(twins.sized.mid),
-                    few_waves: SizedVariant::new(twins.sized.few_waves),
-                    many_waves: SizedVariant::new(twins.sized.many_waves),
-                },
+                sized: twins.sized.map(SizedVariant::new),
             }),
             workspace: Workspace::new(),
             elem_bytes,
@@ -352,10 +372,8 @@ impl ScanEngine {
         // cap loosened where ptxas spilled): inputs past one wave of those take the default, as
         // do those whose grid a resident-tiles shape cannot launch at once.
         let class = self.input_size(n);
-        if let Some(SizedVariant::Loaded(loaded, tile)) = self.shapes.get_mut(class) {
-            if holds(loaded, *tile, n) {
-                return Ok((class, loaded.clone(), *tile));
-            }
+        if let Some((loaded, tile)) = self.shapes.get_mut(class).and_then(|s| s.holding(n)) {
+            return Ok((class, loaded, tile));
         }
         if !holds(&self.loaded, self.tile, n) {
             return Err(ScanError::ResidentGrid {
@@ -395,12 +413,9 @@ impl ScanEngine {
             }
         }
         twin.load(&self.gpu, n, capture)?;
-        Ok(match twin {
-            SizedVariant::Loaded(loaded, tile) if loaded.local_bytes == 0 => {
-                holds(loaded, *tile, n).then(|| (loaded.clone(), *tile))
-            }
-            _ => None,
-        })
+        Ok(twin
+            .holding(n)
+            .filter(|(loaded, _)| loaded.local_bytes == 0))
     }
 
     /// The kernel for a scan of `n` elements from or into buffers off a vector boundary, where
@@ -431,12 +446,10 @@ impl ScanEngine {
                 if capture != Capture::Active {
                     sized.load(&self.gpu, n, capture)?;
                 }
-                match sized {
-                    SizedVariant::Loaded(loaded, tile) if holds(loaded, *tile, n) => {
-                        (loaded.clone(), *tile)
-                    }
-                    // Not loaded inside a capture (`prepare` did not reach it): the twin serves.
-                    _ => return Ok(Some((class, twin, tile))),
+                // Not loaded inside a capture (`prepare` did not reach it): the twin serves.
+                match sized.holding(n) {
+                    Some(held) => held,
+                    None => return Ok(Some((class, twin, tile))),
                 }
             }
         };
