@@ -588,15 +588,17 @@ fn sized_job(
 /// a deferred prefix's rungs, a looser cap, or a packed tile widened); the last attempt is the one
 /// checked.
 ///
-/// Where a default policy's ladder gave up a path of buffers off a vector boundary, the runtime
-/// builds its twin for such buffers too (`TuningPolicy::unaligned_twin`): that ladder is
+/// Where a default policy's ladder gave up a path of buffers off a vector boundary (or its first
+/// rung leaves them to the twin: `TuningPolicy::unaligned_paths_in_twin`), the runtime builds
+/// its twin for such buffers too (`TuningPolicy::unaligned_twin`): that ladder is
 /// climbed as well, and its kernels (named `twin:...`) are held to the same rule.
 fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
     let first = match job.policy {
         Some(policy) => policy,
         None => sized_policy(job).ok_or("no such input-size shape")?,
     };
-    let (mut fns, mut log, built) = climb(job, first)?;
+    // (From the first rung the runtime builds: TuningPolicy::register_ladder.)
+    let (mut fns, mut log, built) = climb(job, first.first_rung())?;
     let twin = first
         .unaligned_twin(job.algorithm, job.op.element.size())
         .filter(|_| job.policy.is_none() && first.unaligned_paths_given_up(&built));
@@ -710,11 +712,12 @@ fn every_generated_kernel_compiles_without_local_memory() {
         eprintln!("{msg}");
         return;
     }
-    // SCANGEN_NVRTC_FILTER=substring keeps only the matching sources (for quick iteration).
+    // SCANGEN_NVRTC_FILTER=substring[,substring...] keeps only the sources whose name holds one
+    // of them (for quick iteration, e.g. `__u8__,__u16__`).
     let filter = std::env::var("SCANGEN_NVRTC_FILTER").unwrap_or_default();
     let jobs: Vec<Job> = jobs()
         .into_iter()
-        .filter(|j| j.name.contains(&filter))
+        .filter(|j| filter.split(',').any(|f| j.name.contains(f)))
         .collect();
     let next = AtomicUsize::new(0);
     let outcomes = Mutex::new(Vec::new());
