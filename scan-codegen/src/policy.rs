@@ -1351,7 +1351,8 @@ impl TuningPolicy {
     }
 
     /// Every rung of the register ladder that starts at this policy, in the order the runtime
-    /// tries them: this policy, then [`TuningPolicy::relaxed_register_cap`] again and again until
+    /// tries them: its first rung ([`TuningPolicy::first_rung`]: this policy, unless it leaves
+    /// paths to its twin), then [`TuningPolicy::relaxed_register_cap`] again and again until
     /// nothing is left to loosen. The runtime builds the rungs after the first side by side
     /// (scan-runtime's register_ladder.rs), so it needs them all up front.
     pub fn register_ladder(
