@@ -1371,9 +1371,10 @@ impl TuningPolicy {
     }
 
     /// The policy the register ladder starts at: this one, without the paths it leaves to its
-    /// twin ([`TuningPolicy::unaligned_paths_in_twin`]; a twin keeps them).
+    /// twin ([`TuningPolicy::unaligned_paths_in_twin`]; a twin, which has them, is built with
+    /// that off).
     pub fn first_rung(&self) -> TuningPolicy {
-        if !self.unaligned_paths_in_twin || self.keeps_unaligned_paths {
+        if !self.unaligned_paths_in_twin {
             return *self;
         }
         TuningPolicy {
