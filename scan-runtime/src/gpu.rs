@@ -205,7 +205,10 @@ impl Gpu {
         format!("gpu: {} (sm_{})", self.inner.name, self.inner.sm)
     }
 
-    /// A scanner for `Op` with `opts`: renders, compiles (cached) and loads its kernels.
+    /// A scanner for `Op` with `opts`: generates its default kernel's source (an operator or
+    /// policy that cannot be generated is an error here). NVRTC compiles (cached) and the
+    /// driver loads each kernel on its first use, so a first scan builds only the shape its
+    /// size takes; [`Scanner::prepare`] builds every kernel up to a size ahead of time.
     pub fn scanner<Op: ScanOp>(&self, opts: ScanOptions) -> Result<Scanner<Op>, ScanError>
     where
         Op::Elem: DeviceRepr,
@@ -299,14 +302,21 @@ impl Gpu {
             default: twin(Some(&key)),
             sized: shapes.as_ref().map(|sized| twin(sized.as_ref())),
         };
-        let loaded = self.load(key)?;
-        Ok(ScanEngine::new(
-            self.clone(),
-            loaded,
-            shapes,
-            twins,
-            identity,
-        ))
+        // Nothing is compiled here: each shape's kernel is built on first use (or in
+        // `prepare`), so a first scan compiles only the shape it takes. The default's source is
+        // generated now all the same, so that an operator or a policy that cannot be generated,
+        // or a tile over the device's shared memory, is an error here, before any scan.
+        let generated = self.generate(&key, key.policy.first_rung())?;
+        self.check_dynamic_shared(generated.dynamic_shared_bytes)?;
+        Ok(ScanEngine::new(self.clone(), key, shapes, twins, identity))
+    }
+
+    /// The kernels of `key` generated with `policy` (one rung of its register ladder).
+    fn generate(&self, key: &ModuleKey, policy: TuningPolicy) -> Result<GeneratedScan, ScanError> {
+        Ok(match &key.transform {
+            None => generate_variant(&key.op, key.algorithm, key.mode, key.variant, policy)?,
+            Some(t) => generate_fused(&key.op, t, key.algorithm, key.mode, key.variant, policy)?,
+        })
     }
 
     /// How many blocks of a resident-tiles `function` the GPU holds at once (its occupancy on
@@ -343,6 +353,21 @@ impl Gpu {
         if u64::from(bytes) <= TuningPolicy::MAX_STATIC_SHARED_BYTES {
             return Ok(());
         }
+        self.check_dynamic_shared(bytes)?;
+        function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+            .map_err(driver("raising a kernel's dynamic shared-memory limit"))
+    }
+
+    /// [`ScanError::SharedMemory`] where a tile's `bytes` of dynamic shared memory are over the
+    /// device's opt-in limit.
+    fn check_dynamic_shared(&self, bytes: u32) -> Result<(), ScanError> {
+        if u64::from(bytes) <= TuningPolicy::MAX_STATIC_SHARED_BYTES {
+            return Ok(());
+        }
         let max = self
             .inner
             .ctx
@@ -356,12 +381,7 @@ impl Gpu {
                 device: self.inner.name.clone(),
             });
         }
-        function
-            .set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                bytes as i32,
-            )
-            .map_err(driver("raising a kernel's dynamic shared-memory limit"))
+        Ok(())
     }
 
     pub(crate) fn load(&self, key: ModuleKey) -> Result<Arc<LoadedScan>, ScanError> {
@@ -404,12 +424,7 @@ impl Gpu {
         let parent = tracing::Span::current();
         let build = |policy: &TuningPolicy| {
             let _span = parent.enter();
-            let generated = match &key.transform {
-                None => generate_variant(&key.op, key.algorithm, key.mode, key.variant, *policy)?,
-                Some(t) => {
-                    generate_fused(&key.op, t, key.algorithm, key.mode, key.variant, *policy)?
-                }
-            };
+            let generated = self.generate(&key, *policy)?;
             let image =
                 compile::compile_cached(&generated.source, self.inner.sm, &self.inner.disk)?;
             Ok((generated, image))

@@ -303,8 +303,9 @@ where
         &mut self.scanner
     }
 
-    /// The generated (fused) CUDA source.
-    pub fn source(&self) -> &str {
+    /// The generated (fused) CUDA source of the default kernel as built. Builds it if it is
+    /// not yet.
+    pub fn source(&mut self) -> Result<&str, ScanError> {
         self.scanner.source()
     }
 

@@ -817,9 +817,14 @@ impl ScanOp for Broken {
 fn gpu_broken_operator_gives_an_annotated_compile_error() {
     let gpu = gpu("error paths");
     for algorithm in Algorithm::ALL {
-        let err = gpu
+        // The scanner compiles each kernel on first use: the error comes from the first scan,
+        // before anything is launched, and the data is left as it was.
+        let mut scanner = gpu
             .scanner::<Broken>(common::opts(algorithm, ScanMode::Inclusive))
-            .unwrap_err();
+            .unwrap_or_else(|e| panic!("{algorithm}: the source generates: {e}"));
+        let mut data = vec![7u32, 1, 2];
+        let err = scanner.scan_in_place_host(&mut data).unwrap_err();
+        assert_eq!(data, [7, 1, 2], "{algorithm}: the data is untouched");
         let ScanError::Compile { annotated, .. } = &err else {
             panic!("{algorithm}: expected ScanError::Compile, got {err:?}")
         };

@@ -534,7 +534,8 @@ fn float_add_tolerance<T>(
             else {
                 continue;
             };
-            let policy = scanner.policy();
+            // The tolerance's depth is the default tile's (the deepest combine chain).
+            let policy = scanner.requested_policy();
             let tile = scanner.tile_items();
             let depth_base = 4
                 * (policy.items_per_thread as u64
@@ -1326,6 +1327,93 @@ fn one_scanner_across_growing_and_shrinking_sizes() {
     report.finish("one_scanner_across_growing_and_shrinking_sizes");
 }
 
+/// A scanner compiles each kernel on first use: scans of small and mid-size inputs build only
+/// their shapes, never the default kernel (on an empty cache a byte max's default ladder was
+/// most of its cold start); a longer input, a hierarchical scan, `prepare` of a long input and a
+/// question about the built policy each build it. Every scan is checked against the CPU.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
+fn the_default_kernel_is_built_on_first_use() {
+    let gpu = gpu();
+    let mut report = Report::default();
+    fn check<Op: ScanOp>(gpu: &Gpu, report: &mut Report, label: &str, op: BuiltinOp)
+    where
+        Op::Elem: TestValue + Clone,
+    {
+        let mut rng = Rng::new(label);
+        let mut scan = |s: &mut Scanner<Op>, n: u64, mode: ScanMode| {
+            let input: Vec<Op::Elem> = (0..n).map(|_| Op::Elem::random(&mut rng, op)).collect();
+            let mut expected = input.clone();
+            cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
+            s.scan(&input)
+                .map_err(|e| e.to_string())
+                .and_then(|got| first_mismatch(&expected, &got))
+        };
+        let sms = u64::from(gpu.sm_count());
+        for algorithm in Algorithm::ALL {
+            for mode in ScanMode::ALL {
+                let case = format!("{label} {algorithm} {mode}");
+                let Some(mut s) = scanner_or_fail::<Op>(gpu, report, &case, opts(algorithm, mode))
+                else {
+                    continue;
+                };
+                let tile = s.tile_items();
+                let sized = algorithm == Algorithm::SinglePass && gpu.sm() >= 90;
+                if s.default_kernel_built() {
+                    report.fail(format!("{case}: built before any scan"));
+                }
+                // Small (a part of one default tile, and a few tiles) and mid-size inputs (a
+                // wave of default tiles at one block per SM), then one of many waves.
+                for n in [1, tile / 3 + 7, 5 * tile + 1, sms * tile + 3] {
+                    let result = scan(&mut s, n, mode).and_then(|()| {
+                        match (sized, s.default_kernel_built()) {
+                            (true, true) => Err("the default kernel was built".into()),
+                            // The hierarchical scans have no smaller shapes.
+                            (false, false) => Err("the default kernel was not built".into()),
+                            _ => Ok(()),
+                        }
+                    });
+                    report.record(&format!("{case} n={n}"), result);
+                }
+                let n = 12 * sms * tile + 5;
+                let result = scan(&mut s, n, mode).and_then(|()| {
+                    s.default_kernel_built()
+                        .then_some(())
+                        .ok_or_else(|| "the default kernel was not built".to_string())
+                });
+                report.record(&format!("{case} n={n}"), result);
+                // `prepare` of a long input and the built policy build it too.
+                let stream = gpu.new_stream().expect("stream");
+                let mut prepared = gpu.scanner::<Op>(opts(algorithm, mode)).expect("scanner");
+                let result = prepared
+                    .prepare(8 * sms * tile, &stream)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| match prepared.default_kernel_built() {
+                        true => Ok(()),
+                        false => Err("prepare did not build the default kernel".into()),
+                    });
+                report.record(&format!("{case} prepare"), result);
+                let mut asked = gpu.scanner::<Op>(opts(algorithm, mode)).expect("scanner");
+                let result = asked.policy().map_err(|e| e.to_string()).and_then(|built| {
+                    let tile_kept = u64::from(built.tile_items()) == asked.tile_items();
+                    match (asked.default_kernel_built(), tile_kept) {
+                        (true, true) => Ok(()),
+                        (false, _) => Err("policy() did not build the default kernel".into()),
+                        (_, false) => Err(format!("built {built:?}, tile {}", asked.tile_items())),
+                    }
+                });
+                report.record(&format!("{case} policy"), result);
+            }
+        }
+    }
+    check::<Add<i32>>(&gpu, &mut report, "add i32", BuiltinOp::Add);
+    check::<Max<u8>>(&gpu, &mut report, "max u8", BuiltinOp::Max);
+    check::<Mul<u8>>(&gpu, &mut report, "mul u8", BuiltinOp::Mul);
+    check::<Max<f16>>(&gpu, &mut report, "max f16", BuiltinOp::Max);
+    check::<Add<f64>>(&gpu, &mut report, "add f64", BuiltinOp::Add);
+    report.finish("the_default_kernel_is_built_on_first_use");
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU: run scripts/build-gpu-bundle.sh bundle on a GPU machine"]
 fn many_scans_on_two_streams_without_host_sync() {
@@ -1526,22 +1614,18 @@ fn register_cap_is_loosened_only_until_nothing_spills() {
         let result = gpu
             .scanner::<Op>(opts(Algorithm::SinglePass, ScanMode::Inclusive))
             .map_err(|e| e.to_string())
-            .and_then(|s| {
-                let built = s.policy();
+            .and_then(|mut s| {
+                let built = s.policy().map_err(|e| e.to_string())?;
+                let local = s.local_memory_bytes().map_err(|e| e.to_string())?;
                 println!(
-                    "{label}: asked for {} blocks per SM, built with {}, {} bytes of local memory",
-                    requested.min_blocks_per_sm,
-                    built.min_blocks_per_sm,
-                    s.local_memory_bytes()
+                    "{label}: asked for {} blocks per SM, built with {}, {local} bytes of local memory",
+                    requested.min_blocks_per_sm, built.min_blocks_per_sm,
                 );
                 if built.min_blocks_per_sm > requested.min_blocks_per_sm {
                     return Err(format!("cap tightened: {built:?} from {requested:?}"));
                 }
-                if s.local_memory_bytes() != 0 && built.min_blocks_per_sm > 1 {
-                    return Err(format!(
-                        "{} bytes of local memory under a cap",
-                        s.local_memory_bytes()
-                    ));
+                if local != 0 && built.min_blocks_per_sm > 1 {
+                    return Err(format!("{local} bytes of local memory under a cap"));
                 }
                 Ok(())
             });
@@ -1555,14 +1639,15 @@ fn register_cap_is_loosened_only_until_nothing_spills() {
     check::<Mul<u64>>(&gpu, &mut report, "mul u64");
     check::<Min<i8>>(&gpu, &mut report, "min i8");
     if gpu.sm() >= 90 {
-        let add = gpu
+        let mut add = gpu
             .scanner::<Add<i32>>(opts(Algorithm::SinglePass, ScanMode::Inclusive))
             .expect("add i32 scanner");
+        let built = add.policy().expect("add i32 builds");
         report.record(
             "add i32 keeps the requested cap",
-            (add.policy().min_blocks_per_sm == 6)
+            (built.min_blocks_per_sm == 6)
                 .then_some(())
-                .ok_or_else(|| format!("built with {:?}", add.policy())),
+                .ok_or_else(|| format!("built with {built:?}")),
         );
     }
     report.finish("register_cap_is_loosened_only_until_nothing_spills");
@@ -2048,9 +2133,15 @@ fn word_combines_every_form_shape_mode_and_direction() {
         let took_words = gpu
             .scanner::<Op>(opts(Algorithm::SinglePass, ScanMode::Inclusive))
             .map_err(|e| e.to_string())
-            .and_then(|s| match s.source().contains("scan_word_inclusive") {
-                true => Ok(()),
-                false => Err("the default tile does not fold whole words".to_string()),
+            .and_then(|mut s| {
+                match s
+                    .source()
+                    .map_err(|e| e.to_string())?
+                    .contains("scan_word_inclusive")
+                {
+                    true => Ok(()),
+                    false => Err("the default tile does not fold whole words".to_string()),
+                }
             });
         report.record(&format!("{label} takes the word path"), took_words);
     }
@@ -2208,8 +2299,8 @@ fn packed_sub_word_items_every_cap_and_shape() {
                         let mut expected = input.clone();
                         cpu::scan_sequential_in_place::<Op>(&mut expected, mode);
                         let case = format!(
-                            "{label} {mode} 128x{items_per_thread} cap {min_blocks_per_sm} (built {:?}, {} B local) n={n}",
-                            scanner.policy().min_blocks_per_sm,
+                            "{label} {mode} 128x{items_per_thread} cap {min_blocks_per_sm} (built {:?}, {:?} B local) n={n}",
+                            scanner.policy().map(|p| p.min_blocks_per_sm),
                             scanner.local_memory_bytes()
                         );
                         let result = scanner

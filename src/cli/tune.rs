@@ -340,6 +340,8 @@ where
             "{algorithm} {op} {ty} {mode_name} {shape}: {:.3} of copy",
             copy_ms / scan_ms
         );
+        // A candidate's explicit policy has no smaller shapes: its scans ran the default kernel.
+        let built = scanner.policy()?;
         trials.push(Trial {
             algorithm: algorithm.name().into(),
             op: op.into(),
@@ -352,13 +354,13 @@ where
             look_back_window: policy.look_back_window,
             l2_prefetch_tiles: policy.l2_prefetch_tiles,
             first_wave_bytes_per_ns: policy.first_wave_bytes_per_ns,
-            min_blocks_per_sm: scanner.policy().min_blocks_per_sm,
+            min_blocks_per_sm: built.min_blocks_per_sm,
             staged: policy.stage_items,
             resident: policy.resident_tiles,
-            thread_runs: scanner.policy().thread_runs,
-            packed_access_bytes: scanner.policy().packed_access_bytes,
-            defer_tile_prefix: scanner.policy().defer_tile_prefix,
-            deferred_scan_rereads_run: scanner.policy().deferred_scan_rereads_run,
+            thread_runs: built.thread_runs,
+            packed_access_bytes: built.packed_access_bytes,
+            defer_tile_prefix: built.defer_tile_prefix,
+            deferred_scan_rereads_run: built.deferred_scan_rereads_run,
             scan_ms,
             copy_ms,
             fraction_of_copy: copy_ms / scan_ms,

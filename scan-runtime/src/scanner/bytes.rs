@@ -123,8 +123,9 @@ impl ByteScanner {
         self.engine.tile_items()
     }
 
-    /// The generated CUDA source it runs.
-    pub fn source(&self) -> &str {
+    /// The generated CUDA source of its default kernel as built. Builds it if it is not yet
+    /// (a scanner compiles each kernel on first use).
+    pub fn source(&mut self) -> Result<&str, ScanError> {
         self.engine.source()
     }
 

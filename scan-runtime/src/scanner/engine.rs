@@ -22,7 +22,16 @@ use std::sync::Arc;
 /// The compiled kernels of one scan and everything their launches need.
 pub(crate) struct ScanEngine {
     gpu: Gpu,
-    loaded: Arc<LoadedScan>,
+    /// What the scan was built for: the default shape's key (its operator, algorithm, mode,
+    /// variant and the policy it asks for), known before any kernel is compiled.
+    key: Box<ModuleKey>,
+    /// The default shape's kernel: its key until a scan first takes it (inputs past the
+    /// smaller shapes, or any the smaller shapes cannot launch), `prepare` reaches it or the
+    /// built policy is asked for; then its module. Not built up front: a first scan of a small
+    /// or mid-size input then compiles only its own shape (on an empty kernel cache, a byte
+    /// max's default ladder alone was two rounds of NVRTC compiles, 6-7 s on an H200 host).
+    default: SizedVariant,
+    /// Elements per tile of the default shape (every rung of its register ladder keeps it).
     tile: u64,
     /// The variants for inputs of a few waves of `loaded`'s tiles or fewer
     /// (`TuningPolicy::for_small_input`, `TuningPolicy::for_mid_input`,
@@ -72,6 +81,17 @@ impl<T> InputShapes<T> {
     }
 
     /// The shape of size class `class` (`None` for large inputs: the default).
+    fn get(&self, class: InputSize) -> Option<&T> {
+        match class {
+            InputSize::Small => Some(&self.small),
+            InputSize::Mid => Some(&self.mid),
+            InputSize::FewWaves => Some(&self.few_waves),
+            InputSize::ManyWaves => Some(&self.many_waves),
+            InputSize::Large => None,
+        }
+    }
+
+    /// [`Self::get`], mutably.
     fn get_mut(&mut self, class: InputSize) -> Option<&mut T> {
         match class {
             InputSize::Small => Some(&mut self.small),
@@ -92,6 +112,11 @@ pub(crate) struct UnalignedTwins<T> {
 
 impl<T> UnalignedTwins<T> {
     /// The twin of the shape that serves size class `class`.
+    fn get(&self, class: InputSize) -> &T {
+        self.sized.get(class).unwrap_or(&self.default)
+    }
+
+    /// [`Self::get`], mutably.
     fn get_mut(&mut self, class: InputSize) -> &mut T {
         match self.sized.get_mut(class) {
             Some(twin) => twin,
@@ -143,7 +168,7 @@ impl SizedVariant {
             if capture == Capture::Active {
                 return Err(ScanError::NotPreparedForCapture {
                     n,
-                    needs: "its input-size kernel loaded (a module load)".into(),
+                    needs: "its kernel loaded (a module load)".into(),
                 });
             }
             let loaded = gpu.load((**key).clone())?;
@@ -171,20 +196,22 @@ pub(crate) fn value_bytes<T: Copy>(value: &T) -> Box<[MaybeUninit<u8>]> {
 }
 
 impl ScanEngine {
-    /// `identity`: the operator's identity, one element's bytes.
+    /// `key`: the default shape's (its kernel is built on first use); `identity`: the
+    /// operator's identity, one element's bytes.
     pub(crate) fn new(
         gpu: Gpu,
-        loaded: Arc<LoadedScan>,
+        key: ModuleKey,
         shapes: InputShapes<Option<ModuleKey>>,
         twins: UnalignedTwins<Option<ModuleKey>>,
         identity: Box<[MaybeUninit<u8>]>,
     ) -> ScanEngine {
-        let tile = abi::tile_items(&loaded.generated);
-        let elem_bytes = loaded.generated.elem_size;
+        let tile = u64::from(key.policy.tile_items());
+        let elem_bytes = key.op.element.size();
         assert_eq!(identity.len(), elem_bytes, "the identity is one element");
         ScanEngine {
             gpu,
-            loaded,
+            default: SizedVariant::new(Some(key.clone())),
+            key: Box::new(key),
             tile,
             shapes: Box::new(shapes.map(SizedVariant::new)),
             twins: Box::new(UnalignedTwins {
@@ -204,39 +231,74 @@ impl ScanEngine {
 
     /// The device-wide algorithm the kernels implement (`ScanOptions::algorithm`).
     pub(crate) fn algorithm(&self) -> Algorithm {
-        self.loaded.generated.algorithm
+        self.key.algorithm
     }
 
     /// Inclusive or exclusive.
     pub(crate) fn mode(&self) -> ScanMode {
-        self.loaded.generated.mode
+        self.key.mode
     }
 
     /// The scan's direction and segment rule.
     pub(crate) fn variant(&self) -> ScanVariant {
-        self.loaded.generated.variant
+        self.key.variant
     }
 
-    /// The shape the kernels were built with: the requested policy, with its register cap
-    /// loosened where ptxas would have spilled under it.
-    pub(crate) fn policy(&self) -> TuningPolicy {
-        self.loaded.generated.policy
+    /// The default shape's kernel and its tile, built and loaded if it is not yet (not inside
+    /// a capture, for an input of `n` elements: that is an error naming `prepare`).
+    fn default_kernel(
+        &mut self,
+        n: u64,
+        capture: Capture,
+    ) -> Result<(Arc<LoadedScan>, u64), ScanError> {
+        self.default.load(&self.gpu, n, capture)?;
+        match &self.default {
+            SizedVariant::Loaded(loaded, tile) => Ok((loaded.clone(), *tile)),
+            _ => unreachable!("the default shape always has a kernel, loaded just now"),
+        }
     }
 
-    /// Local memory of the scan's kernels in bytes per thread (register spills, stack): 0
-    /// unless even the loosest register cap spills.
-    pub(crate) fn local_memory_bytes(&self) -> u32 {
-        self.loaded.local_bytes
+    /// The default shape's kernel as built, if it is yet (`None`: no scan, `prepare` or
+    /// question about it has needed it).
+    pub(crate) fn default_built(&self) -> Option<&LoadedScan> {
+        match &self.default {
+            SizedVariant::Loaded(loaded, _) => Some(loaded),
+            _ => None,
+        }
     }
 
-    /// Elements per tile (one block's share).
+    /// The policy the default shape asks for (the first rung of its register ladder is built
+    /// from it).
+    pub(crate) fn requested_policy(&self) -> TuningPolicy {
+        self.key.policy
+    }
+
+    /// The default shape as built: the requested policy, with its register cap loosened where
+    /// ptxas would have spilled under it. Builds its kernel if it is not yet.
+    pub(crate) fn policy(&mut self) -> Result<TuningPolicy, ScanError> {
+        Ok(self.default_kernel(0, Capture::None)?.0.generated.policy)
+    }
+
+    /// Local memory of the default shape's kernels in bytes per thread (register spills,
+    /// stack): 0 unless even the loosest register cap spills. Builds them if they are not yet.
+    pub(crate) fn local_memory_bytes(&mut self) -> Result<u32, ScanError> {
+        Ok(self.default_kernel(0, Capture::None)?.0.local_bytes)
+    }
+
+    /// Elements per tile of the default shape (one block's share).
     pub(crate) fn tile_items(&self) -> u64 {
         self.tile
     }
 
-    /// The generated CUDA source this scanner runs.
-    pub(crate) fn source(&self) -> &str {
-        &self.loaded.generated.source
+    /// The generated CUDA source of the default shape's kernel as built. Builds it if it is not
+    /// yet.
+    pub(crate) fn source(&mut self) -> Result<&str, ScanError> {
+        self.default_kernel(0, Capture::None)?;
+        Ok(&self
+            .default_built()
+            .expect("loaded just now")
+            .generated
+            .source)
     }
 
     /// `"gpu: NVIDIA H100 80GB HBM3 (sm_90)"`.
@@ -258,10 +320,16 @@ impl ScanEngine {
             });
         }
         let mut needs = Needs::default();
-        let mut sizes = vec![n];
-        sizes.extend(self.largest_sized_inputs().into_iter().map(|m| n.min(m)));
-        self.build_side_by_side(&sizes);
-        for m in sizes {
+        let sizes = |engine: &ScanEngine| {
+            let mut sizes = vec![n];
+            sizes.extend(engine.largest_sized_inputs().into_iter().map(|m| n.min(m)));
+            sizes
+        };
+        self.build_side_by_side(&sizes(self));
+        // Past the smaller shapes, which of the rest serve depends on the default's cap as
+        // built (`settled_input_size`): with it loaded (built above), the sizes are exact.
+        self.settled_input_size(n, Capture::None)?;
+        for m in sizes(self) {
             let (class, loaded, tile) = self.variant_for(m, Capture::None)?;
             needs = needs.max(self.needs(&loaded, &launch_plan::plan(self.algorithm(), m, tile)?));
             // A capture may scan buffers off a vector boundary too.
@@ -291,18 +359,36 @@ impl ScanEngine {
         Ok(())
     }
 
-    /// Builds the input-size variants that inputs of `sizes` elements take and that are not
-    /// loaded yet, each on its own thread: on an empty kernel cache each is a register ladder of
-    /// NVRTC compiles (a 1-byte scan's mid-size shape, six), which one after another would add
-    /// up. Only a warm-up of the GPU's module cache: [`ScanEngine::variant_for`] loads them as
-    /// before, and reports any error a build met (their results are dropped here).
+    /// Builds the kernels that inputs of `sizes` elements take and that are not loaded yet,
+    /// each on its own thread: on an empty kernel cache each is a register ladder of NVRTC
+    /// compiles (a 1-byte scan's mid-size shape, six), which one after another would add up.
+    /// They are each size's shape; the default where a size is past the smaller shapes (it may
+    /// serve there: `settled_input_size`); and a shape's twin for buffers off a vector boundary
+    /// where the shape leaves those paths to it (`TuningPolicy::unaligned_paths_in_twin`: the
+    /// twin is known to be needed before the shape is built, and a capture may scan such
+    /// buffers). Only a warm-up of the GPU's module cache: [`ScanEngine::variant_for`] and
+    /// [`ScanEngine::unaligned_kernel`] load them as before, and report any error a build met
+    /// (their results are dropped here).
     fn build_side_by_side(&mut self, sizes: &[u64]) {
-        let classes: Vec<InputSize> = sizes.iter().map(|&m| self.input_size(m)).collect();
         let mut keys: Vec<ModuleKey> = Vec::new();
-        for class in classes {
-            if let Some(SizedVariant::NotLoaded(key)) = self.shapes.get_mut(class) {
+        let mut add = |variant: &SizedVariant| {
+            if let SizedVariant::NotLoaded(key) = variant {
                 if !keys.contains(key) {
                     keys.push((**key).clone());
+                }
+            }
+        };
+        for &m in sizes {
+            let class = self.input_size(m);
+            if !matches!(class, InputSize::Small | InputSize::Mid) {
+                add(&self.default);
+            }
+            if let Some(shape) = self.shapes.get(class) {
+                add(shape);
+                if let SizedVariant::NotLoaded(key) = shape {
+                    if key.policy.unaligned_paths_in_twin {
+                        add(self.twins.get(class));
+                    }
                 }
             }
         }
@@ -357,31 +443,45 @@ impl ScanEngine {
     /// (`Large`: the default): the small- or mid-size variant
     /// when the default tiles would not fill the GPU (`TuningPolicy::input_size`; the scan is
     /// then latency-bound), or the few-waves or many-waves one (1-byte elements), loaded on
-    /// first use (not allowed inside a capture); else the default. All share the tile state:
-    /// its layout does not depend on the tile size.
+    /// first use (not allowed inside a capture); else the default, loaded on first use too.
+    /// All share the tile state: its layout does not depend on the tile size.
     pub(crate) fn variant_for(
         &mut self,
         n: u64,
         capture: Capture,
     ) -> Result<(InputSize, Arc<LoadedScan>, u64), ScanError> {
-        let class = self.input_size(n);
+        let class = self.settled_input_size(n, capture)?;
         if let Some(sized) = self.shapes.get_mut(class) {
             sized.load(&self.gpu, n, capture)?;
         }
         // Built, the mid-size shape may fit fewer blocks per SM than it asked for (a register
         // cap loosened where ptxas spilled): inputs past one wave of those take the default, as
         // do those whose grid a resident-tiles shape cannot launch at once.
-        let class = self.input_size(n);
+        let class = self.settled_input_size(n, capture)?;
         if let Some((loaded, tile)) = self.shapes.get_mut(class).and_then(|s| s.holding(n)) {
             return Ok((class, loaded, tile));
         }
-        if !holds(&self.loaded, self.tile, n) {
+        let (loaded, tile) = self.default_kernel(n, capture)?;
+        if !holds(&loaded, tile, n) {
             return Err(ScanError::ResidentGrid {
-                blocks: n.div_ceil(self.tile),
-                resident: self.loaded.resident_blocks,
+                blocks: n.div_ceil(tile),
+                resident: loaded.resident_blocks,
             });
         }
-        Ok((InputSize::Large, self.loaded.clone(), self.tile))
+        Ok((InputSize::Large, loaded, tile))
+    }
+
+    /// [`Self::input_size`] of `n`, with the default kernel built first where the class
+    /// depends on it: the small and mid-size classes do not, every later one does (whether the
+    /// few- and many-waves shapes serve depends on the default's cap as built), so a small or
+    /// mid-size input never builds the default. Not inside a capture (`prepare` builds it).
+    fn settled_input_size(&mut self, n: u64, capture: Capture) -> Result<InputSize, ScanError> {
+        let class = self.input_size(n);
+        if matches!(class, InputSize::Small | InputSize::Mid) || self.default_built().is_some() {
+            return Ok(class);
+        }
+        self.default_kernel(n, capture)?;
+        Ok(self.input_size(n))
     }
 
     /// The twin of `aligned` (the kernel of size class `class`) for buffers off a vector
@@ -440,8 +540,17 @@ impl ScanEngine {
         if class != InputSize::Mid || next == InputSize::Mid {
             return Ok(Some((class, twin, tile)));
         }
+        // Past the mid-size class the default's cap as built decides (`settled_input_size`).
+        let next = match self.default_built() {
+            Some(_) => next,
+            None if capture == Capture::Active => return Ok(Some((class, twin, tile))),
+            None => {
+                self.default_kernel(n, capture)?;
+                self.input_size_at(n, blocks)
+            }
+        };
         let (loaded, next_tile) = match self.shapes.get_mut(next) {
-            None => (self.loaded.clone(), self.tile),
+            None => self.default_kernel(n, capture)?,
             Some(sized) => {
                 if capture != Capture::Active {
                     sized.load(&self.gpu, n, capture)?;
@@ -512,7 +621,7 @@ impl ScanEngine {
         unaligned: bool,
     ) -> Result<TuningPolicy, ScanError> {
         if n == 0 {
-            return Ok(self.policy());
+            return self.policy();
         }
         let (class, loaded, _) = self.variant_for(n, Capture::None)?;
         let twin = match unaligned {
@@ -544,7 +653,7 @@ impl ScanEngine {
             mid: self.shapes.mid.exists(),
             few_waves: self.few_waves_takes_a_block(),
             many_waves: self.many_waves_adds_a_block(),
-            fused: self.loaded.generated.transform.is_some(),
+            fused: self.key.transform.is_some(),
         }
     }
 
@@ -568,10 +677,10 @@ impl ScanEngine {
             .is_some_and(|(many, default)| many > default)
     }
 
-    /// Blocks per SM of `variant` (`SizedVariant::blocks_per_sm`: as built, or before it is
-    /// built the cap it asks for) and of the default kernel as built; `None`: no such variant.
+    /// Blocks per SM of `variant` and of the default kernel (`SizedVariant::blocks_per_sm`: as
+    /// built, or before it is built the cap it asks for); `None`: no such variant.
     fn blocks_beside_default(&self, variant: &SizedVariant) -> Option<(u32, u32)> {
-        let default = self.loaded.generated.policy.min_blocks_per_sm;
+        let default = self.default.blocks_per_sm()?;
         variant.blocks_per_sm().map(|blocks| (blocks, default))
     }
 

@@ -47,7 +47,11 @@ impl<Op: ScanOp> std::fmt::Debug for Scanner<Op> {
             .field("gpu", self.engine.gpu())
             .field("algorithm", &self.engine.algorithm())
             .field("mode", &self.engine.mode())
-            .field("policy", &self.engine.policy())
+            .field("policy", &self.engine.requested_policy())
+            .field(
+                "built",
+                &self.engine.default_built().map(|k| k.generated.policy),
+            )
             .finish()
     }
 }
@@ -86,25 +90,41 @@ where
         self.engine.variant()
     }
 
-    /// The shape the kernels were built with: the requested policy, with its register cap
-    /// loosened where ptxas would have spilled under it.
-    pub fn policy(&self) -> TuningPolicy {
+    /// The shape the default kernel was built with (the one inputs past the smaller shapes
+    /// take; [`Scanner::policy_for`] gives any input's): the requested policy, with its register
+    /// cap loosened where ptxas would have spilled under it. Builds that kernel if no scan has
+    /// yet (a scanner compiles each kernel on first use).
+    pub fn policy(&mut self) -> Result<TuningPolicy, ScanError> {
         self.engine.policy()
     }
 
-    /// Local memory of the scan's kernels in bytes per thread (register spills, stack): 0
-    /// unless even the loosest register cap spills.
-    pub fn local_memory_bytes(&self) -> u32 {
+    /// The policy the default kernel asks for ([`ScanOptions::policy`], or the tuned default
+    /// for this GPU and element), before its register ladder; nothing is built.
+    pub fn requested_policy(&self) -> TuningPolicy {
+        self.engine.requested_policy()
+    }
+
+    /// Whether the default kernel has been built: by a scan past the smaller shapes (or one
+    /// they cannot launch), [`Scanner::prepare`] of such a size, or a question about it
+    /// ([`Scanner::policy`], [`Scanner::source`], [`Scanner::local_memory_bytes`]).
+    pub fn default_kernel_built(&self) -> bool {
+        self.engine.default_built().is_some()
+    }
+
+    /// Local memory of the default kernel in bytes per thread (register spills, stack): 0
+    /// unless even the loosest register cap spills. Builds that kernel if it is not yet.
+    pub fn local_memory_bytes(&mut self) -> Result<u32, ScanError> {
         self.engine.local_memory_bytes()
     }
 
-    /// Elements per tile (one block's share).
+    /// Elements per tile of the default kernel (one block's share; the same on every rung of
+    /// its register ladder, so known before it is built).
     pub fn tile_items(&self) -> u64 {
         self.engine.tile_items()
     }
 
-    /// The generated CUDA source this scanner runs.
-    pub fn source(&self) -> &str {
+    /// The generated CUDA source of the default kernel as built. Builds it if it is not yet.
+    pub fn source(&mut self) -> Result<&str, ScanError> {
         self.engine.source()
     }
 
