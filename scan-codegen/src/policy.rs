@@ -188,6 +188,9 @@ pub struct FusedTile {
 /// ([`TuningPolicy::input_size`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputSize {
+    /// 1- and 2-byte elements, at most [`TuningPolicy::TINY_INPUT_SMS_PER_TILE`] SMs' worth of
+    /// default tiles: [`TuningPolicy::for_tiny_input`].
+    Tiny,
     /// Too few default tiles for half the SMs: [`TuningPolicy::for_small_input`].
     Small,
     /// Up to one wave of default tiles: [`TuningPolicy::for_mid_input`].
@@ -203,6 +206,8 @@ pub enum InputSize {
 /// Which smaller shapes a scan has beside its default ([`TuningPolicy::input_size`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SizedShapes {
+    /// A tiny-input shape ([`TuningPolicy::for_tiny_input`]).
+    pub tiny: bool,
     /// A small-input shape ([`TuningPolicy::for_small_input`], or
     /// [`TuningPolicy::for_small_transform`] for a fused scan).
     pub small: bool,
@@ -221,7 +226,9 @@ pub struct SizedShapes {
 /// ([`TuningPolicy::input_size_limits`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InputSizeLimits {
-    /// Inputs of at most this many default tiles take the small-input shape.
+    /// Inputs of at most this many default tiles take the tiny-input shape.
+    pub tiny: Option<u64>,
+    /// Inputs above `tiny` and of at most this many default tiles take the small-input shape.
     pub small: Option<u64>,
     /// Inputs above `small` and of at most this many default tiles take the mid-size shape.
     pub mid: Option<u64>,
@@ -896,6 +903,8 @@ impl TuningPolicy {
                 Self::for_small_transform(sm, algorithm, variant, &t.input_sizes(), t.output.size())
             }
             (InputSize::Small, None) => Self::for_small_input(sm, algorithm, element.size()),
+            (InputSize::Tiny, None) => Self::for_tiny_input(sm, algorithm, element.size()),
+            (InputSize::Tiny, Some(_)) => None,
             (InputSize::FewWaves, None) => Self::for_few_waves_input(sm, algorithm, element.size()),
             (InputSize::ManyWaves, None) => {
                 Self::for_many_waves_input(sm, algorithm, element.size(), variant.direction)
@@ -1008,6 +1017,42 @@ impl TuningPolicy {
             && policy.validate(algorithm, size, size.min(8)).is_ok())
         .then_some(policy)
     }
+
+    /// The small shape ([`Self::for_small_input`]) with half its items a thread, for the
+    /// shortest inputs of 1- and 2-byte elements: at most [`Self::TINY_INPUT_SMS_PER_TILE`] SMs'
+    /// worth of default tiles ([`Self::input_size`]; 2^17 1-byte or 2^16 2-byte elements on an
+    /// H100 or H200), where the small shape's tiles leave most SMs idle. `None` for other
+    /// elements and wherever there is no small shape.
+    ///
+    /// sm_90, H200, `scangen tune --device-time`, the small shape -> half its items (ms;
+    /// bench/results/h200-session49.md, call 4, and session 46's calls 5-6): u8 sums at 2^16
+    /// 0.0048 -> 0.0045, max 0.0050 -> 0.0046, products 0.0051 -> 0.0046; at 2^17 sums 0.0048
+    /// -> 0.0047, max 0.0050 -> 0.0047, products 0.0052 -> 0.0048; u16 sums at 2^16 0.0048 ->
+    /// 0.0046, f16 max 0.0052 -> 0.0049. Past that (u8 at 2^18, u16 at 2^17) the small shape's
+    /// own tile was as fast or faster (u8 sums 0.0048 against 0.0050-0.0052 at 2^18, session
+    /// 46; u16 sums 0.0049 against 0.0052 at 2^17). 4- and 8-byte elements gained nothing
+    /// there (i32 sums at 2^16: 0.0049-0.0050 with 16 items, 0.0052-0.0053 with 8; i64 and the
+    /// 8-byte affine map within 0.0002 either way), nor 16-byte ones (f32x4, f64x2 at 2^16
+    /// 0.0063-0.0064 with 8 items, 0.0068 with 4).
+    pub fn for_tiny_input(sm: u32, algorithm: Algorithm, elem_size: usize) -> Option<TuningPolicy> {
+        if !layout::PACKED_ELEMENT_SIZES.contains(&elem_size) {
+            return None;
+        }
+        let small = Self::for_small_input(sm, algorithm, elem_size)?;
+        let policy = TuningPolicy {
+            items_per_thread: small.items_per_thread / 2,
+            ..small
+        };
+        policy
+            .validate(algorithm, elem_size, elem_size)
+            .is_ok()
+            .then_some(policy)
+    }
+
+    /// SMs per default tile up to which an input takes the tiny-input shape
+    /// ([`Self::for_tiny_input`], [`Self::input_size`]): 4 default tiles on 132 SMs, a quarter of
+    /// the SMs in the tiny shape's tiles (an eighth of a default tile).
+    pub const TINY_INPUT_SMS_PER_TILE: u64 = 32;
 
     /// A third shape for inputs between the small and the default ones
     /// ([`Self::input_size`]): the default tile, held by [`Self::MID_INPUT_THREADS`] threads
@@ -1191,7 +1236,9 @@ impl TuningPolicy {
     /// smaller shapes exist ([`Self::for_small_input`], [`Self::for_mid_input`],
     /// [`Self::for_few_waves_input`]).
     ///
-    /// A plain scan's small shape serves inputs of fewer tiles than half the SMs. From there
+    /// A plain scan's small shape serves inputs of fewer tiles than half the SMs; of those, 1-
+    /// and 2-byte inputs of at most [`Self::TINY_INPUT_SMS_PER_TILE`] SMs' worth take the tiny
+    /// shape ([`Self::for_tiny_input`]). From there
     /// to one wave of its blocks, the mid-size shape did better than many small tiles (H100:
     /// i32 at 2^20, 128 tiles of 8192, 7.2 us against 8.8 with 512 tiles of 2048; the 8-byte
     /// sum at 2^18, 64 tiles, 7.0 us against the small tiles' 6.4); past one wave it did worse
@@ -1211,7 +1258,9 @@ impl TuningPolicy {
         shapes: SizedShapes,
     ) -> InputSize {
         let limits = Self::input_size_limits(sm_count, mid_blocks_per_sm, shapes);
-        if limits.small.is_some_and(|last| tiles <= last) {
+        if limits.tiny.is_some_and(|last| tiles <= last) {
+            InputSize::Tiny
+        } else if limits.small.is_some_and(|last| tiles <= last) {
             InputSize::Small
         } else if limits.mid.is_some_and(|last| tiles <= last) {
             InputSize::Mid
@@ -1235,6 +1284,10 @@ impl TuningPolicy {
         let sms = u64::from(sm_count.max(1));
         let small_below = if shapes.fused { sms } else { sms.div_ceil(2) };
         let small = (shapes.small && small_below > 1).then_some(small_below - 1);
+        // Only below the small shape's inputs (the tiny shape is the small one at half its items).
+        let tiny = (shapes.tiny && small.is_some())
+            .then_some(sms / Self::TINY_INPUT_SMS_PER_TILE)
+            .filter(|&last| last > 0 && small.is_some_and(|s| last < s));
         let one_wave = sms * u64::from(mid_blocks_per_sm.max(1)) * Self::MID_INPUT_WAVES;
         let mid = (shapes.mid && one_wave > small.unwrap_or(0)).then_some(one_wave);
         let few_waves_last =
@@ -1246,6 +1299,7 @@ impl TuningPolicy {
                 .max(few_waves.or(mid).or(small).unwrap_or(0))
         });
         InputSizeLimits {
+            tiny,
             small,
             mid,
             few_waves,
@@ -2062,9 +2116,61 @@ mod tests {
     }
 
     #[test]
+    fn tiny_inputs_of_packed_elements_take_half_the_small_shapes_items() {
+        for size in [1, 2] {
+            let small = TuningPolicy::for_small_input(90, Algorithm::SinglePass, size).unwrap();
+            let tiny = TuningPolicy::for_tiny_input(90, Algorithm::SinglePass, size).unwrap();
+            assert_eq!(
+                tiny,
+                TuningPolicy {
+                    items_per_thread: small.items_per_thread / 2,
+                    ..small
+                },
+                "{size} B"
+            );
+            // Its ladder starts without the paths its twin keeps, as the small shape's does.
+            assert!(tiny.unaligned_paths_in_twin);
+            assert!(tiny.unaligned_twin(Algorithm::SinglePass, size).is_some());
+        }
+        for size in [4, 8, 16, 32] {
+            assert!(TuningPolicy::for_tiny_input(90, Algorithm::SinglePass, size).is_none());
+        }
+        assert!(TuningPolicy::for_tiny_input(80, Algorithm::SinglePass, 1).is_none());
+        assert!(TuningPolicy::for_tiny_input(90, Algorithm::Blelloch, 1).is_none());
+
+        // 2^17 bytes (4 default tiles of 128 x 256) on 132 SMs are tiny, 2^17 + 1 small.
+        let shapes = SizedShapes {
+            tiny: true,
+            small: true,
+            mid: true,
+            ..SizedShapes::default()
+        };
+        let class = |tiles| TuningPolicy::input_size(tiles, 132, 5, shapes);
+        assert_eq!(class(1), InputSize::Tiny);
+        assert_eq!(class(4), InputSize::Tiny);
+        assert_eq!(class(5), InputSize::Small);
+        assert_eq!(class(65), InputSize::Small);
+        let limits = TuningPolicy::input_size_limits(132, 5, shapes);
+        assert_eq!((limits.tiny, limits.small), (Some(4), Some(65)));
+        // Not where it would serve every small input, nor on a GPU too small for a tile.
+        assert_eq!(TuningPolicy::input_size_limits(8, 5, shapes).tiny, None);
+        assert_eq!(TuningPolicy::input_size_limits(16, 5, shapes).tiny, None);
+        assert_eq!(TuningPolicy::input_size_limits(64, 5, shapes).tiny, Some(2));
+        let no_small = SizedShapes {
+            small: false,
+            ..shapes
+        };
+        assert_eq!(
+            TuningPolicy::input_size(1, 132, 5, no_small),
+            InputSize::Mid
+        );
+    }
+
+    #[test]
     fn input_size_classes_follow_the_default_tiles() {
         use InputSize::*;
         let shapes = |small, mid, fused| SizedShapes {
+            tiny: false,
             small,
             mid,
             few_waves: false,

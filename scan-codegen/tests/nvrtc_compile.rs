@@ -240,10 +240,11 @@ fn jobs() -> Vec<Job> {
             }
         }
     }
-    // The runtime's small-, mid-size, few-waves and many-waves input shapes (sm_90
+    // The runtime's tiny-, small-, mid-size, few-waves and many-waves input shapes (sm_90
     // single-pass), held to the same rule as the defaults.
     for (op, ty) in &ops {
         for (input, label) in [
+            (InputSize::Tiny, "tiny"),
             (InputSize::Small, "small"),
             (InputSize::Mid, "mid"),
             (InputSize::FewWaves, "few_waves"),
@@ -454,7 +455,7 @@ fn jobs() -> Vec<Job> {
             }
         }
     }
-    // Suffix scans of every 1- and 2-byte built-in at its default policy and in the small-,
+    // Suffix scans of every 1- and 2-byte built-in at its default policy and in the tiny-, small-,
     // mid-size and few-waves shapes (sm_90 single-pass): only there is a tile's shortfall not 0
     // (aligned tiles: tile.cu.tera, first_tile_shortfall), and the register ladder of each ends
     // differently from its prefix scan's.
@@ -463,6 +464,7 @@ fn jobs() -> Vec<Job> {
             continue;
         }
         for (input, label) in [
+            (InputSize::Tiny, "tiny"),
             (InputSize::Small, "small"),
             (InputSize::Mid, "mid"),
             (InputSize::FewWaves, "few_waves"),

@@ -277,6 +277,7 @@ impl Gpu {
             }),
         };
         let shapes = InputShapes {
+            tiny: sized_key(InputSize::Tiny),
             small: sized_key(InputSize::Small),
             mid: sized_key(InputSize::Mid),
             few_waves: sized_key(InputSize::FewWaves),

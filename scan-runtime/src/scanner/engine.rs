@@ -33,8 +33,9 @@ pub(crate) struct ScanEngine {
     default: SizedVariant,
     /// Elements per tile of the default shape (every rung of its register ladder keeps it).
     tile: u64,
-    /// The variants for inputs of a few waves of `loaded`'s tiles or fewer
-    /// (`TuningPolicy::for_small_input`, `TuningPolicy::for_mid_input`,
+    /// The variants for inputs of a few waves of the default's tiles or fewer
+    /// (`TuningPolicy::for_tiny_input`, `TuningPolicy::for_small_input`,
+    /// `TuningPolicy::for_mid_input`,
     /// `TuningPolicy::for_few_waves_input`) and for 1-byte inputs of many waves
     /// (`TuningPolicy::for_many_waves_input`), chosen by `TuningPolicy::input_size`: each its
     /// key until first used, then its module. (Boxed: a scanner stays small to move around.)
@@ -54,6 +55,7 @@ pub(crate) struct ScanEngine {
 /// One `T` per extra input-size shape of a scan: their keys (`None`: no such shape for this
 /// scan), then their variants.
 pub(crate) struct InputShapes<T> {
+    pub(crate) tiny: T,
     pub(crate) small: T,
     pub(crate) mid: T,
     pub(crate) few_waves: T,
@@ -64,6 +66,7 @@ impl<T> InputShapes<T> {
     /// Each shape's `f`.
     pub(crate) fn map<U>(self, mut f: impl FnMut(T) -> U) -> InputShapes<U> {
         InputShapes {
+            tiny: f(self.tiny),
             small: f(self.small),
             mid: f(self.mid),
             few_waves: f(self.few_waves),
@@ -73,6 +76,7 @@ impl<T> InputShapes<T> {
 
     pub(crate) fn as_ref(&self) -> InputShapes<&T> {
         InputShapes {
+            tiny: &self.tiny,
             small: &self.small,
             mid: &self.mid,
             few_waves: &self.few_waves,
@@ -83,6 +87,7 @@ impl<T> InputShapes<T> {
     /// The shape of size class `class` (`None` for large inputs: the default).
     fn get(&self, class: InputSize) -> Option<&T> {
         match class {
+            InputSize::Tiny => Some(&self.tiny),
             InputSize::Small => Some(&self.small),
             InputSize::Mid => Some(&self.mid),
             InputSize::FewWaves => Some(&self.few_waves),
@@ -94,6 +99,7 @@ impl<T> InputShapes<T> {
     /// [`Self::get`], mutably.
     fn get_mut(&mut self, class: InputSize) -> Option<&mut T> {
         match class {
+            InputSize::Tiny => Some(&mut self.tiny),
             InputSize::Small => Some(&mut self.small),
             InputSize::Mid => Some(&mut self.mid),
             InputSize::FewWaves => Some(&mut self.few_waves),
@@ -380,7 +386,7 @@ impl ScanEngine {
         };
         for &m in sizes {
             let class = self.input_size(m);
-            if !matches!(class, InputSize::Small | InputSize::Mid) {
+            if !matches!(class, InputSize::Tiny | InputSize::Small | InputSize::Mid) {
                 add(&self.default);
             }
             if let Some(shape) = self.shapes.get(class) {
@@ -392,6 +398,13 @@ impl ScanEngine {
                 }
             }
         }
+        self.load_side_by_side(keys);
+    }
+
+    /// Builds and loads `keys` into the GPU's module cache, each on its own thread (nothing to
+    /// gain from threads for fewer than two). Errors are dropped: whoever takes a kernel loads
+    /// it again from the cache, or meets the error then.
+    fn load_side_by_side(&self, keys: Vec<ModuleKey>) {
         if keys.len() < 2 {
             return;
         }
@@ -440,7 +453,7 @@ impl ScanEngine {
     }
 
     /// The kernel for an input of `n` elements, its tile, and the size class whose shape it is
-    /// (`Large`: the default): the small- or mid-size variant
+    /// (`Large`: the default): the tiny-, small- or mid-size variant
     /// when the default tiles would not fill the GPU (`TuningPolicy::input_size`; the scan is
     /// then latency-bound), or the few-waves or many-waves one (1-byte elements), loaded on
     /// first use (not allowed inside a capture); else the default, loaded on first use too.
@@ -472,13 +485,37 @@ impl ScanEngine {
     }
 
     /// [`Self::input_size`] of `n`, with the default kernel built first where the class
-    /// depends on it: the small and mid-size classes do not, every later one does (whether the
-    /// few- and many-waves shapes serve depends on the default's cap as built), so a small or
-    /// mid-size input never builds the default. Not inside a capture (`prepare` builds it).
+    /// depends on it: the tiny, small and mid-size classes do not, every later one does
+    /// (whether the few- and many-waves shapes serve depends on the default's cap as built), so
+    /// an input up to the mid-size class never builds the default. Not inside a capture (`prepare` builds it).
+    ///
+    /// The default is built side by side with the shape that would serve `n` were the default
+    /// to give up a block (the few- or many-waves shape of 1-byte elements): which of the two
+    /// serves is known only once the default is built, and one after another their register
+    /// ladders added up (u8 max at 2^28, empty cache: about 5 s for the default, then 1.3-1.5 s
+    /// for the many-waves shape; H200 host, BENCHMARKS.md, session 49). Where the default keeps
+    /// its cap, that shape was compiled for nothing, beside it.
     fn settled_input_size(&mut self, n: u64, capture: Capture) -> Result<InputSize, ScanError> {
         let class = self.input_size(n);
-        if matches!(class, InputSize::Small | InputSize::Mid) || self.default_built().is_some() {
+        if matches!(class, InputSize::Tiny | InputSize::Small | InputSize::Mid)
+            || self.default_built().is_some()
+        {
             return Ok(class);
+        }
+        if capture != Capture::Active {
+            let every_shape = SizedShapes {
+                few_waves: self.shapes.few_waves.exists(),
+                many_waves: self.shapes.many_waves.exists(),
+                ..self.sized_shapes()
+            };
+            let tiles = n.div_ceil(self.tile);
+            let sms = self.gpu.sm_count();
+            let rival = TuningPolicy::input_size(tiles, sms, self.mid_blocks_per_sm(), every_shape);
+            let mut keys: Vec<ModuleKey> = vec![(*self.key).clone()];
+            if let Some(SizedVariant::NotLoaded(key)) = self.shapes.get(rival) {
+                keys.push((**key).clone());
+            }
+            self.load_side_by_side(keys);
         }
         self.default_kernel(n, capture)?;
         Ok(self.input_size(n))
@@ -649,6 +686,7 @@ impl ScanEngine {
     /// Which smaller shapes this scan has.
     fn sized_shapes(&self) -> SizedShapes {
         SizedShapes {
+            tiny: self.shapes.tiny.exists(),
             small: self.shapes.small.exists(),
             mid: self.shapes.mid.exists(),
             few_waves: self.few_waves_takes_a_block(),
@@ -700,7 +738,7 @@ impl ScanEngine {
             self.mid_blocks_per_sm(),
             self.sized_shapes(),
         );
-        [limits.small, limits.mid, limits.few_waves]
+        [limits.tiny, limits.small, limits.mid, limits.few_waves]
             .into_iter()
             .flatten()
             .map(|tiles| tiles * self.tile)
