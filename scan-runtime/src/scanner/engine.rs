@@ -487,7 +487,8 @@ impl ScanEngine {
     /// [`Self::input_size`] of `n`, with the default kernel built first where the class
     /// depends on it: the tiny, small and mid-size classes do not, every later one does
     /// (whether the few- and many-waves shapes serve depends on the default's cap as built), so
-    /// an input up to the mid-size class never builds the default. Not inside a capture (`prepare` builds it).
+    /// an input up to the mid-size class never builds the default. Not inside a capture
+    /// (`prepare` builds it).
     ///
     /// The default is built side by side with the shape that would serve `n` were the default
     /// to give up a block (the few- or many-waves shape of 1-byte elements): which of the two
