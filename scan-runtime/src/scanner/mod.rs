@@ -98,7 +98,7 @@ where
         self.engine.policy()
     }
 
-    /// The policy the default kernel asks for ([`ScanOptions::policy`], or the tuned default
+    /// The policy the default kernel asks for ([`crate::ScanOptions::policy`], or the tuned default
     /// for this GPU and element), before its register ladder; nothing is built.
     pub fn requested_policy(&self) -> TuningPolicy {
         self.engine.requested_policy()
