@@ -2102,9 +2102,23 @@ mod tests {
             ),
             TuningPolicy::for_few_waves_input(90, Algorithm::SinglePass, 1)
         );
+        // The tiny shape: 1- and 2-byte elements only.
+        assert!(shape(InputSize::Tiny, flat, None).is_none());
+        assert_eq!(
+            TuningPolicy::for_input_size(
+                InputSize::Tiny,
+                90,
+                Algorithm::SinglePass,
+                &u8_elem,
+                flat.reverse(),
+                None
+            ),
+            TuningPolicy::for_tiny_input(90, Algorithm::SinglePass, 1)
+        );
         // Segmented scans: the default only.
         let flags = flat.segments(Segments::Flags);
         assert!(shape(InputSize::Large, flags, None).is_some());
+        assert!(shape(InputSize::Tiny, flags, None).is_none());
         assert!(shape(InputSize::Small, flags, None).is_none());
         assert!(shape(InputSize::Mid, flags, None).is_none());
         assert!(shape(InputSize::FewWaves, flags, None).is_none());
@@ -2113,6 +2127,16 @@ mod tests {
         let small_fused = shape(InputSize::Small, flat, Some(&lift)).expect("a fused small shape");
         assert!(small_fused.stage_items);
         assert!(shape(InputSize::Mid, flat, Some(&lift)).is_none());
+        let u8_lift = scan_core::TransformSpec::identity(&u8_elem);
+        assert!(TuningPolicy::for_input_size(
+            InputSize::Tiny,
+            90,
+            Algorithm::SinglePass,
+            &u8_elem,
+            flat,
+            Some(&u8_lift)
+        )
+        .is_none());
     }
 
     #[test]
