@@ -1285,7 +1285,8 @@ impl TuningPolicy {
         let small_below = if shapes.fused { sms } else { sms.div_ceil(2) };
         let small = (shapes.small && small_below > 1).then_some(small_below - 1);
         // Only below the small shape's inputs (the tiny shape is the small one at half its items).
-        let tiny = (shapes.tiny && small.is_some())
+        let tiny = shapes
+            .tiny
             .then_some(sms / Self::TINY_INPUT_SMS_PER_TILE)
             .filter(|&last| last > 0 && small.is_some_and(|s| last < s));
         let one_wave = sms * u64::from(mid_blocks_per_sm.max(1)) * Self::MID_INPUT_WAVES;

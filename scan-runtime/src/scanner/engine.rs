@@ -368,11 +368,12 @@ impl ScanEngine {
     /// Builds the kernels that inputs of `sizes` elements take and that are not loaded yet,
     /// each on its own thread: on an empty kernel cache each is a register ladder of NVRTC
     /// compiles (a 1-byte scan's mid-size shape, six), which one after another would add up.
-    /// They are each size's shape; the default where a size is past the smaller shapes (it may
-    /// serve there: `settled_input_size`); and a shape's twin for buffers off a vector boundary
-    /// where the shape leaves those paths to it (`TuningPolicy::unaligned_paths_in_twin`: the
-    /// twin is known to be needed before the shape is built, and a capture may scan such
-    /// buffers). Only a warm-up of the GPU's module cache: [`ScanEngine::variant_for`] and
+    /// They are each size's shape; past the mid-size class, the default and the shape that
+    /// would serve were the default to give up a block (which of them serves is known only once
+    /// the default is built: `settled_input_size`); and a shape's twin for buffers off a vector
+    /// boundary where the shape leaves those paths to it
+    /// (`TuningPolicy::unaligned_paths_in_twin`: the twin is known to be needed before the shape
+    /// is built, and a capture may scan such buffers). Only a warm-up of the GPU's module cache: [`ScanEngine::variant_for`] and
     /// [`ScanEngine::unaligned_kernel`] load them as before, and report any error a build met
     /// (their results are dropped here).
     fn build_side_by_side(&mut self, sizes: &[u64]) {
@@ -385,9 +386,15 @@ impl ScanEngine {
             }
         };
         for &m in sizes {
-            let class = self.input_size(m);
+            let mut class = self.input_size(m);
             if !matches!(class, InputSize::Tiny | InputSize::Small | InputSize::Mid) {
                 add(&self.default);
+                let every_shape = SizedShapes {
+                    few_waves: self.shapes.few_waves.exists(),
+                    many_waves: self.shapes.many_waves.exists(),
+                    ..self.sized_shapes()
+                };
+                class = self.input_size_with(m, self.mid_blocks_per_sm(), every_shape);
             }
             if let Some(shape) = self.shapes.get(class) {
                 add(shape);
@@ -491,11 +498,11 @@ impl ScanEngine {
     /// (`prepare` builds it).
     ///
     /// The default is built side by side with the shape that would serve `n` were the default
-    /// to give up a block (the few- or many-waves shape of 1-byte elements): which of the two
-    /// serves is known only once the default is built, and one after another their register
-    /// ladders added up (u8 max at 2^28, empty cache: about 5 s for the default, then 1.3-1.5 s
-    /// for the many-waves shape; H200 host, BENCHMARKS.md, session 49). Where the default keeps
-    /// its cap, that shape was compiled for nothing, beside it.
+    /// to give up a block (the few- or many-waves shape of 1-byte elements; `build_side_by_side`):
+    /// one after another their register ladders added up (u8 max at 2^28, empty cache: about
+    /// 5 s for the default, then 1.3-1.5 s for the many-waves shape; H200 host, BENCHMARKS.md,
+    /// session 49). Where the default keeps its cap, that shape was compiled for nothing,
+    /// beside it.
     fn settled_input_size(&mut self, n: u64, capture: Capture) -> Result<InputSize, ScanError> {
         let class = self.input_size(n);
         if matches!(class, InputSize::Tiny | InputSize::Small | InputSize::Mid)
@@ -504,19 +511,7 @@ impl ScanEngine {
             return Ok(class);
         }
         if capture != Capture::Active {
-            let every_shape = SizedShapes {
-                few_waves: self.shapes.few_waves.exists(),
-                many_waves: self.shapes.many_waves.exists(),
-                ..self.sized_shapes()
-            };
-            let tiles = n.div_ceil(self.tile);
-            let sms = self.gpu.sm_count();
-            let rival = TuningPolicy::input_size(tiles, sms, self.mid_blocks_per_sm(), every_shape);
-            let mut keys: Vec<ModuleKey> = vec![(*self.key).clone()];
-            if let Some(SizedVariant::NotLoaded(key)) = self.shapes.get(rival) {
-                keys.push((**key).clone());
-            }
-            self.load_side_by_side(keys);
+            self.build_side_by_side(&[n]);
         }
         self.default_kernel(n, capture)?;
         Ok(self.input_size(n))
@@ -676,11 +671,16 @@ impl ScanEngine {
 
     /// [`Self::input_size`] where the mid-size shape fits `mid_blocks_per_sm`.
     fn input_size_at(&self, n: u64, mid_blocks_per_sm: u32) -> InputSize {
+        self.input_size_with(n, mid_blocks_per_sm, self.sized_shapes())
+    }
+
+    /// [`Self::input_size_at`] as if this scan had `shapes`.
+    fn input_size_with(&self, n: u64, mid_blocks_per_sm: u32, shapes: SizedShapes) -> InputSize {
         TuningPolicy::input_size(
             n.div_ceil(self.tile),
             self.gpu.sm_count(),
             mid_blocks_per_sm,
-            self.sized_shapes(),
+            shapes,
         )
     }
 
