@@ -1439,6 +1439,56 @@ impl TuningPolicy {
         }
     }
 
+    /// Local memory (bytes per thread) that giving up the paths of buffers off a vector boundary
+    /// does not close. In every generated kernel's ladder (`SCANGEN_NVRTC_LADDER=1`, NVRTC 12.9
+    /// and 13.0, session 50) those rungs closed no spill over 72 bytes (reversed byte and/or/xor:
+    /// 68-72 bytes, none without the lead's tiles) and moved larger ones by at most 92 (2-byte
+    /// products' 400-500), where a deferred byte max/min tile keeps 120-152 bytes until the run
+    /// is read back from shared memory or the cap loosens.
+    pub const SPILL_PAST_PATHS_BYTES: u32 = 96;
+
+    /// The index of the rung of `ladder` ([`TuningPolicy::register_ladder`]) to try after rung
+    /// `tried` kept `local_bytes` of local memory; `None` where it kept none or was the last.
+    ///
+    /// Where `tried` spilled more than [`TuningPolicy::SPILL_PAST_PATHS_BYTES`], the rungs
+    /// below it that only give up paths of unaligned buffers are passed over for the next rung
+    /// that changes anything else (they would spill as well), so that rung is built in the
+    /// first batch of side-by-side compiles rather than a later one (scan-runtime's
+    /// register_ladder.rs): the mid-size byte max ladder took three rounds of NVRTC compiles
+    /// (NVRTC 13.0: its 10th rung fits, compiled 8 at a time), and takes two. A ladder whose
+    /// last rungs all give up paths still tries them.
+    pub fn next_rung_to_try(
+        ladder: &[TuningPolicy],
+        tried: usize,
+        local_bytes: u32,
+    ) -> Option<usize> {
+        let next = tried + 1;
+        if local_bytes == 0 || next >= ladder.len() {
+            return None;
+        }
+        let past_paths = (local_bytes > Self::SPILL_PAST_PATHS_BYTES)
+            .then(|| {
+                (next..ladder.len())
+                    .find(|&j| !ladder[j].differs_only_in_unaligned_paths(&ladder[tried]))
+            })
+            .flatten();
+        Some(past_paths.unwrap_or(next))
+    }
+
+    /// Whether this policy is `other` but for the paths of buffers off a vector boundary (the
+    /// lead's tiles, the shifted vectors and the item path's short loop, the partial tile's
+    /// vectors).
+    fn differs_only_in_unaligned_paths(&self, other: &TuningPolicy) -> bool {
+        *other
+            == TuningPolicy {
+                lead_tiles: other.lead_tiles,
+                shifted_tile_vectors: other.shifted_tile_vectors,
+                item_path_unroll: other.item_path_unroll,
+                partial_tile_vectors: other.partial_tile_vectors,
+                ..*self
+            }
+    }
+
     /// The policy of this kernel's twin for buffers off a vector boundary, for `algorithm`'s
     /// kernels of elements of `elem_size` bytes: the same shape, whose register ladder keeps the
     /// paths of such buffers and loosens the cap instead
@@ -1750,6 +1800,42 @@ mod tests {
         }
         let uncapped = TuningPolicy::for_target(90, Algorithm::KoggeStone, 4);
         assert_eq!(uncapped.register_ladder(4, Direction::Forward), [uncapped]);
+    }
+
+    #[test]
+    fn a_large_spill_passes_over_the_rungs_that_only_give_up_paths() {
+        let mid = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 1).unwrap();
+        let ladder = mid.register_ladder(1, Direction::Forward);
+        let next = |tried, local| TuningPolicy::next_rung_to_try(&ladder, tried, local);
+        // The mid-size byte tile's first rungs: deferred, then without the lead's tiles, the
+        // shifted vectors, the partial tile's vectors; then the run read back, with them all.
+        let paths_only = |rung: usize| ladder[rung].differs_only_in_unaligned_paths(&ladder[0]);
+        assert!(ladder[0].defer_tile_prefix && !ladder[0].deferred_scan_rereads_run);
+        assert!((1..=3).all(paths_only), "{ladder:#?}");
+        assert!(!paths_only(4) && ladder[4].deferred_scan_rereads_run);
+        assert!(ladder[4].lead_tiles && ladder[4].partial_tile_vectors);
+        // A spill the paths could close tries the next rung; a larger one the read-back.
+        assert_eq!(next(0, 8), Some(1));
+        assert_eq!(next(0, TuningPolicy::SPILL_PAST_PATHS_BYTES), Some(1));
+        assert_eq!(next(0, TuningPolicy::SPILL_PAST_PATHS_BYTES + 1), Some(4));
+        assert_eq!(next(1, 124), Some(4));
+        // Nothing after a rung that fits, or after the last.
+        assert_eq!(next(0, 0), None);
+        assert_eq!(next(ladder.len() - 1, 124), None);
+        // Where only rungs that give up paths are left, they are tried.
+        assert_eq!(
+            TuningPolicy::next_rung_to_try(&ladder[..4], 0, 124),
+            Some(1)
+        );
+        // Twins never give up paths: every rung after a spill is the next one.
+        let twin = mid.unaligned_twin(Algorithm::SinglePass, 1).unwrap();
+        let twin_ladder = twin.register_ladder(1, Direction::Forward);
+        for rung in 0..twin_ladder.len() - 1 {
+            assert_eq!(
+                TuningPolicy::next_rung_to_try(&twin_ladder, rung, 124),
+                Some(rung + 1)
+            );
+        }
     }
 
     #[test]

@@ -599,8 +599,7 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
         Some(policy) => policy,
         None => sized_policy(job).ok_or("no such input-size shape")?,
     };
-    // (From the first rung the runtime builds: TuningPolicy::register_ladder.)
-    let (mut fns, mut log, built) = climb(job, first.first_rung())?;
+    let (mut fns, mut log, built) = climb(job, first)?;
     let twin = first
         .unaligned_twin(job.algorithm, job.op.element.size())
         .filter(|_| job.policy.is_none() && first.unaligned_paths_given_up(&built));
@@ -615,13 +614,16 @@ fn run_job(job: &Job) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), Strin
     Ok((fns, log, built))
 }
 
-/// Climbs the register ladder from `first` (only its first rung for a job of its own policy).
+/// Climbs the register ladder from `first` as the runtime does: from its first rung, in the order
+/// `TuningPolicy::next_rung_to_try` names (only the first rung for a job of its own policy).
 fn climb(
     job: &Job,
     first: TuningPolicy,
 ) -> Result<(Vec<FunctionInfo>, String, TuningPolicy), String> {
-    let mut policy = first;
+    let ladder = first.register_ladder(job.op.element.size(), job.variant.direction);
+    let mut rung = 0;
     loop {
+        let policy = ladder[rung];
         let (fns, log) = compile_and_assemble(job, policy)?;
         // Any local memory, as the runtime reads it (the loaded function's local size): ptxas
         // also reports stack frames of spill loads alone.
@@ -651,8 +653,8 @@ fn climb(
                 policy.lead_tiles
             );
         }
-        match policy.relaxed_register_cap(&first, job.op.element.size(), job.variant.direction) {
-            Some(relaxed) if local_bytes > 0 && job.policy.is_none() => policy = relaxed,
+        match TuningPolicy::next_rung_to_try(&ladder, rung, local_bytes) {
+            Some(next) if job.policy.is_none() => rung = next,
             _ => return Ok((fns, log, policy)),
         }
     }

@@ -422,6 +422,7 @@ impl Gpu {
         let rungs = key
             .policy
             .register_ladder(key.op.element.size(), key.variant.direction);
+        let next = |tried, local_bytes| TuningPolicy::next_rung_to_try(&rungs, tried, local_bytes);
         let parent = tracing::Span::current();
         let build = |policy: &TuningPolicy| {
             let _span = parent.enter();
@@ -465,7 +466,7 @@ impl Gpu {
             })
         };
         let (rung, climbed) =
-            register_ladder::climb(&rungs, compile::compile_threads(), build, load)?;
+            register_ladder::climb(&rungs, compile::compile_threads(), next, build, load)?;
         tracing::debug!(rung, rungs = rungs.len(), "register ladder climbed");
         let (generated, module, functions) = climbed.loaded;
         let local_bytes = climbed.local_bytes;

@@ -10,7 +10,10 @@
 //! and loaded alone: most kernels fit it, and nothing is compiled for nothing. Once it has
 //! spilled, the next rungs are compiled at once, `width` at a time (the caller passes
 //! `compile::compile_threads`, `SCANGEN_COMPILE_THREADS`), and loaded in order: a byte max
-//! scan's mid-size ladder took about three compiles of wall time rather than six.
+//! scan's mid-size ladder took about three compiles of wall time rather than six. The policy
+//! names the rung to try after each (`TuningPolicy::next_rung_to_try`): past a large spill it
+//! passes over the rungs that only give up unaligned buffers' paths, which would spill too, so
+//! the rung that fits is in the first batch.
 //!
 //! Building is the caller's (`build`: generate and compile, thread-safe); loading too (`load`:
 //! module load on the calling thread, which holds the CUDA context, and the rung's local memory).
@@ -26,11 +29,14 @@ pub(crate) struct Loaded<L> {
 }
 
 /// Climbs `rungs` (at least one): builds and loads the first; while the rung loaded keeps local
-/// memory and rungs remain, builds the next `width` side by side and loads them in order. Returns
-/// the first rung loaded without local memory, else the last one, with its index.
+/// memory, `next` (given its index and local bytes) names the rung to try after it, or none.
+/// Where that rung is not built yet, it is built side by side with the rungs after it not built
+/// yet, `width` in all, and the rungs are loaded in the order `next` names them. Returns the
+/// last rung loaded (the first without local memory, unless `next` ran out), with its index.
 pub(crate) fn climb<R, B, L>(
     rungs: &[R],
     width: usize,
+    next: impl Fn(usize, u32) -> Option<usize>,
     build: impl Fn(&R) -> Result<B, ScanError> + Sync,
     mut load: impl FnMut(B) -> Result<Loaded<L>, ScanError>,
 ) -> Result<(usize, Loaded<L>), ScanError>
@@ -39,38 +45,45 @@ where
     B: Send,
 {
     assert!(!rungs.is_empty(), "a register ladder has its first rung");
-    let mut current = load(build(&rungs[0])?)?;
+    let mut built: Vec<Option<Result<B, ScanError>>> = rungs.iter().map(|_| None).collect();
     let mut index = 0;
-    while current.local_bytes > 0 && index + 1 < rungs.len() {
-        let next = &rungs[index + 1..rungs.len().min(index + 1 + width.max(1))];
-        let built = build_all(next, &build);
-        for result in built {
-            index += 1;
-            current = load(result?)?;
-            if current.local_bytes == 0 {
-                break;
+    let mut current = load(build(&rungs[0])?)?;
+    while let Some(rung) = next(index, current.local_bytes).filter(|&rung| rung < rungs.len()) {
+        if built[rung].is_none() {
+            let batch: Vec<usize> = (rung..rungs.len())
+                .filter(|&later| built[later].is_none())
+                .take(width.max(1))
+                .collect();
+            let results = build_all(
+                &batch.iter().map(|&i| &rungs[i]).collect::<Vec<_>>(),
+                &build,
+            );
+            for (i, result) in batch.into_iter().zip(results) {
+                built[i] = Some(result);
             }
         }
+        index = rung;
+        current = load(built[rung].take().expect("built above")?)?;
     }
     Ok((index, current))
 }
 
 /// `build` of every rung, each on its own thread (the first on this one), in rung order.
 fn build_all<R, B>(
-    rungs: &[R],
+    rungs: &[&R],
     build: &(impl Fn(&R) -> Result<B, ScanError> + Sync),
 ) -> Vec<Result<B, ScanError>>
 where
     R: Sync,
     B: Send,
 {
-    let Some((first, rest)) = rungs.split_first() else {
+    let Some((&first, rest)) = rungs.split_first() else {
         return Vec::new();
     };
     std::thread::scope(|scope| {
         let others: Vec<_> = rest
             .iter()
-            .map(|rung| scope.spawn(move || build(rung)))
+            .map(|&rung| scope.spawn(move || build(rung)))
             .collect();
         let mut built = vec![build(first)];
         built.extend(others.into_iter().map(|handle| match handle.join() {
@@ -89,18 +102,30 @@ mod tests {
     use scan_codegen::CodegenError;
     use std::sync::Mutex;
 
-    /// A ladder whose rung `i` keeps `spills[i]` local bytes; records what was built and loaded.
-    fn run(
+    type Climbed = (Result<usize, String>, Vec<usize>, Vec<usize>);
+
+    /// A ladder whose rung `i` keeps `spills[i]` local bytes, each rung followed by the next;
+    /// records what was built and loaded.
+    fn run(spills: &[u32], width: usize, broken: Option<usize>) -> Climbed {
+        run_with(spills, width, broken, |rung, local| {
+            (local > 0).then_some(rung + 1)
+        })
+    }
+
+    /// `run`, with `next` naming the rung after each.
+    fn run_with(
         spills: &[u32],
         width: usize,
         broken: Option<usize>,
-    ) -> (Result<usize, String>, Vec<usize>, Vec<usize>) {
+        next: impl Fn(usize, u32) -> Option<usize>,
+    ) -> Climbed {
         let rungs: Vec<usize> = (0..spills.len()).collect();
         let built = Mutex::new(Vec::new());
         let mut loaded = Vec::new();
         let result = climb(
             &rungs,
             width,
+            next,
             |&rung| {
                 built.lock().unwrap().push(rung);
                 if Some(rung) == broken {
@@ -174,6 +199,44 @@ mod tests {
             run(&[0, 0], 8, Some(0)).1,
             vec![0],
             "nothing past a first rung that fails"
+        );
+    }
+
+    #[test]
+    fn rungs_passed_over_are_neither_built_nor_loaded() {
+        // Past a spill over 64 bytes, the rungs up to the next multiple of 4 are passed over (as
+        // TuningPolicy::next_rung_to_try passes over rungs that only give up paths).
+        let past_large = |rung: usize, local: u32| {
+            (local > 0).then_some(if local > 64 {
+                (rung / 4 + 1) * 4
+            } else {
+                rung + 1
+            })
+        };
+        let spills = [124, 124, 144, 144, 8, 8, 8, 8, 8, 0, 0];
+        assert_eq!(
+            run_with(&spills, 8, None, past_large),
+            (
+                Ok(9),
+                vec![0, 4, 5, 6, 7, 8, 9, 10],
+                vec![0, 4, 5, 6, 7, 8, 9]
+            )
+        );
+        // Two at a time: each batch starts at the rung named next.
+        assert_eq!(
+            run_with(&spills, 2, None, past_large),
+            (Ok(9), vec![0, 4, 5, 6, 7, 8, 9], vec![0, 4, 5, 6, 7, 8, 9])
+        );
+        // A batch skips what it passes over; a jump inside a batch loads what was built.
+        let spills = [8, 100, 8, 8, 0];
+        assert_eq!(
+            run_with(&spills, 8, None, past_large),
+            (Ok(4), vec![0, 1, 2, 3, 4], vec![0, 1, 4])
+        );
+        // Nothing named past the last rung: the climb ends on the last one loaded.
+        assert_eq!(
+            run_with(&[100, 100, 100], 8, None, past_large),
+            (Ok(0), vec![0], vec![0])
         );
     }
 }
