@@ -29,7 +29,7 @@ pub(crate) struct Loaded<L> {
 }
 
 /// Climbs `rungs` (at least one): builds and loads the first; while the rung loaded keeps local
-/// memory, `next` (given its index and local bytes) names the rung to try after it, or none.
+/// memory, `next` (given its index and local bytes) names a later rung to try, or none.
 /// Where that rung is not built yet, it is built side by side with the rungs after it not built
 /// yet, `width` in all, and the rungs are loaded in the order `next` names them. Returns the
 /// last rung loaded (the first without local memory, unless `next` ran out), with its index.
@@ -49,6 +49,7 @@ where
     let mut index = 0;
     let mut current = load(build(&rungs[0])?)?;
     while let Some(rung) = next(index, current.local_bytes).filter(|&rung| rung < rungs.len()) {
+        debug_assert!(rung > index, "a ladder is climbed upwards");
         if built[rung].is_none() {
             let batch: Vec<usize> = (rung..rungs.len())
                 .filter(|&later| built[later].is_none())
