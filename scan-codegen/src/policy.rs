@@ -1441,17 +1441,17 @@ impl TuningPolicy {
 
     /// Local memory (bytes per thread) that giving up the paths of buffers off a vector boundary
     /// does not close. In every generated kernel's ladder (`SCANGEN_NVRTC_LADDER=1`, NVRTC 12.9
-    /// and 13.0, session 50) those rungs closed no spill over 72 bytes (reversed byte and/or/xor:
-    /// 68-72 bytes, none without the lead's tiles) and moved larger ones by at most 92 (2-byte
-    /// products' 400-500), where a deferred byte max/min tile keeps 120-152 bytes until the run
-    /// is read back from shared memory or the cap loosens.
+    /// and 13.0, session 50) those rungs closed no spill over 72 bytes (reversed byte and/or/xor
+    /// keep 68-72 bytes with the lead's tiles, none without) and moved larger ones by at most 92
+    /// (2-byte products' 400-500), where a deferred byte max/min tile keeps 120-152 bytes until
+    /// the run is read back from shared memory or the cap loosens.
     pub const SPILL_PAST_PATHS_BYTES: u32 = 96;
 
     /// The index of the rung of `ladder` ([`TuningPolicy::register_ladder`]) to try after rung
     /// `tried` kept `local_bytes` of local memory; `None` where it kept none or was the last.
     ///
     /// Where `tried` spilled more than [`TuningPolicy::SPILL_PAST_PATHS_BYTES`], the rungs
-    /// below it that only give up paths of unaligned buffers are passed over for the next rung
+    /// after it that only give up paths of unaligned buffers are passed over for the next rung
     /// that changes anything else (they would spill as well), so that rung is built in the
     /// first batch of side-by-side compiles rather than a later one (scan-runtime's
     /// register_ladder.rs): the mid-size byte max ladder took three rounds of NVRTC compiles
