@@ -168,7 +168,12 @@ pub fn compile_cached(
             tracing::debug!(dir = ?disk.dir(), "kernel cache miss");
             let image = {
                 // At most compile_threads() compiles at once, however many threads ask.
+                let asked = std::time::Instant::now();
                 let _slot = CompileSlots::process().take();
+                tracing::debug!(
+                    waited_ms = asked.elapsed().as_millis() as u64,
+                    "compile slot taken"
+                );
                 compile(source, &options)?
             };
             disk.store(&key, &identity, &image.to_bytes());

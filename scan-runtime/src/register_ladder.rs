@@ -55,6 +55,7 @@ where
                 .filter(|&later| built[later].is_none())
                 .take(width.max(1))
                 .collect();
+            tracing::debug!(after = index, local_bytes = current.local_bytes, rungs = ?batch, "building rungs side by side");
             let results = build_all(
                 &batch.iter().map(|&i| &rungs[i]).collect::<Vec<_>>(),
                 &build,
