@@ -17,7 +17,10 @@ when the claim returns that tile, reloaded otherwise): an experiment on hiding t
 Kernels with resident tiles (`scangen emit --resident true`) launch cooperatively.
 `+sleepN` sets the look-back's pause between polls to N ns; `+staggerN` makes the first wave's
 tile t wait t * N ns before loading; `+ownpf` has the first wave's tiles ask L2 for their own
-tile in one bulk request. On kernels that stagger their first wave already (policy
+tile in one bulk request. `+inoffN` / `+outoffN` put the input / output N elements past
+an allocation's start (a sub-slice; the grid as the runtime's for such an output), `+nminusN`
+scans 2^LOG2N - N elements; kernels from `scangen emit --reverse` or of other built-in integer
+ops (max, min, mul, and, or, xor; exclusive too) are checked against NumPy. On kernels that stagger their first wave already (policy
 first_wave_bytes_per_ns): `+nostagger` takes it out, `+nstaggerN` sets it to N ns a tile, and
 `+tstaggerN` waits exactly t * N ns on %globaltimer instead of `__nanosleep` (which PTX bounds
 only to [0, 2t]). `+bulk` loads a full tile with bulk copies (cp.async.bulk) straight into
@@ -186,7 +189,11 @@ def instrument(src: str) -> str:
         at = body.index(marker) + (len(marker) if after else 0)
         body = body[:at] + text + body[at:]
 
-    put("    const ScanLayout layout(n);\n", "    const unsigned long long _p0 = scan_probe_now();\n")
+    # (The layout takes the output too where tiles sit on its vectors: `layout(n, out)`.)
+    layout = re.search(r"\n    const ScanLayout layout\([^\n]*\n", body)
+    if layout is None:
+        raise SystemExit("marker not found: the tile layout")
+    put(layout.group(0)[1:], "    const unsigned long long _p0 = scan_probe_now();\n")
     # Tile known: after the claim's barrier, or at once for resident tiles (`scangen emit
     # --resident true`).
     claimed = "    const u32 epoch = storage.epoch;\n"
@@ -265,6 +272,39 @@ def element_dtype(src):
     if v.group(1) in prims:
         return prims[v.group(1)]
     return np.dtype((np.void, int(re.search(r"static_assert\(sizeof\(V\) == (\d+)", src).group(1))))
+
+
+def reference(host, src):
+    """The emitted scan of `host` computed with NumPy (built-in integer ops, `add` on any
+    primitive; the kernel's first line names the op and the mode, `SCAN_REVERSE` the direction),
+    or None where there is none to compare with."""
+    head = re.match(r"// scangen: (inclusive|exclusive) single-pass scan of `(\w+)` over `(\w+)`", src)
+    if head is None or host.dtype.kind == "V":
+        return None
+    mode, op, _ = head.groups()
+    ints = host.dtype.kind in "iu"
+    info = np.iinfo(host.dtype) if ints else None
+    ufuncs = {"add": (np.add, 0), "mul": (np.multiply, 1), "max": (np.maximum, info and info.min),
+              "min": (np.minimum, info and info.max), "and": (np.bitwise_and, -1),
+              "or": (np.bitwise_or, 0), "xor": (np.bitwise_xor, 0)}
+    if op not in ufuncs or (op != "add" and not ints):
+        return None
+    ufunc, identity = ufuncs[op]
+    reverse = "constexpr bool SCAN_REVERSE = true;" in src
+    x = host[::-1] if reverse else host
+    with np.errstate(over="ignore"):
+        scanned = ufunc.accumulate(x, dtype=host.dtype)
+    if mode == "exclusive":
+        scanned = np.concatenate([np.array([identity]).astype(host.dtype), scanned[:-1]])
+    return scanned[::-1] if reverse else scanned
+
+
+def change_number(changes, name, default=0):
+    """N of a `+nameN` change (element counts: `inoffN`, `outoffN`, `nminusN`), else `default`."""
+    for c in changes:
+        if re.fullmatch(rf"{name}\d+", c):
+            return int(c[len(name):])
+    return default
 
 
 def device_time(launch, spin, reps):
@@ -456,8 +496,17 @@ def run(path, log2n, spin):
     dyn = re.search(r"constexpr u32 SCAN_DYNAMIC_SHARED_BYTES = (\d+)", src)
     dyn = int(dyn.group(1)) if dyn else 0
     dtype = element_dtype(src)
-    n = 1 << log2n
+    isz = np.dtype(dtype).itemsize
+    n = (1 << log2n) - change_number(changes, "nminus")
+    in_off, out_off = change_number(changes, "inoff"), change_number(changes, "outoff")
     tiles = -(-n // tile_items)
+    if "constexpr bool LEAD_TILES = true;" in src and out_off:
+        # The runtime's grid for an output off the vectors its tiles sit on
+        # (GeneratedScan::single_pass_tiles): one tile more where the first one falls short.
+        lead = out_off * isz % constant(src, "SCAN_VECTOR_BYTES") // isz
+        reverse = "constexpr bool SCAN_REVERSE = true;" in src
+        shortfall = (tile_items - (n + lead) % tile_items) % tile_items if reverse else lead
+        tiles = -(-(n + shortfall) // tile_items) if lead else tiles
     graded = [int(c.lstrip("v")[6:]) for c in changes if c.lstrip("v").startswith("graded")]
     if graded:
         head = graded[0] * (tile_items // 2)
@@ -477,22 +526,27 @@ def run(path, log2n, spin):
         host = (rng.integers(0, 8, n * np.dtype(dtype).itemsize, dtype=np.uint8) * 2 + 1).view(dtype)
     else:
         host = rng.integers(0, 100, n).astype(dtype)
-    x = cp.asarray(host.view(np.uint8))
-    y = cp.empty_like(x)
+    # Buffers `+inoffN` / `+outoffN` elements past an allocation's start (a sub-slice).
+    x = cp.zeros((n + in_off) * isz, dtype=cp.uint8)
+    x[in_off * isz:] = cp.asarray(host.view(np.uint8))
+    y = cp.zeros((n + out_off) * isz, dtype=cp.uint8)
+    x_at, y_at = x.data.ptr + in_off * isz, y.data.ptr + out_off * isz
     state = cp.zeros(128 + 8 * words * tiles * (2 if "split" in changes else 1), dtype=cp.uint8)
     null = np.uint64(0)
-    args = (x, y, np.uint64(n), state, np.uint64(tiles), null, null)
+    args = (np.uint64(x_at), np.uint64(y_at), np.uint64(n), state, np.uint64(tiles), null, null)
 
     def scan(f=plain):
         f((tiles,), (threads,), args, shared_mem=dyn)
 
     def copy():
-        cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, x.nbytes, 3, cp.cuda.get_current_stream().ptr)
+        cp.cuda.runtime.memcpyAsync(y_at, x_at, n * isz, 3, cp.cuda.get_current_stream().ptr)
 
     for _ in range(5):
         scan()
     cp.cuda.Device().synchronize()
-    ok = "n/a (struct op)" if struct else np.array_equal(cp.asnumpy(y).view(dtype), np.cumsum(host, dtype=dtype))
+    expected = reference(host, src)
+    out = cp.asnumpy(y)[out_off * isz:].view(dtype)
+    ok = "n/a (no reference for this op)" if expected is None else np.array_equal(out, expected)
     rounds = [(device_time(scan, spin, 30), device_time(copy, spin, 30)) for _ in range(2)]
     # Probed launch, behind a spin as the timed ones are.
     spin_then(spin)
@@ -514,7 +568,8 @@ def run(path, log2n, spin):
     spin_end = int(cp.asnumpy(SPIN_END)[0])
     name = "+".join([path.split("/")[-1], *changes])
     print(f"{(t0 - spin_end) / 1e3:.2f} us after a scan")
-    print(f"## {name}: n = 2^{log2n}, {threads} x {tile_items // threads}, {tiles} tiles, correct: {ok}")
+    print(f"## {name}: n = {n} (2^{log2n} - {(1 << log2n) - n}), buffers at +{in_off}/+{out_off}, "
+          f"{threads} x {tile_items // threads}, {tiles} tiles, correct: {ok}")
     for s, c in rounds:
         print(f"device time: scan {s:.2f} us, copy {c:.2f} us, fraction {c / s:.3f}")
     print(f"claimed tile == blockIdx.x for {np.mean(p[:, 7] == np.arange(tiles)):.2f} of the tiles")
