@@ -1394,14 +1394,9 @@ impl TuningPolicy {
                 ..*self
             });
         }
-        let next = TuningPolicy {
-            partial_tile_vectors: first.partial_tile_vectors,
-            shifted_tile_vectors: first.shifted_tile_vectors,
-            item_path_unroll: first.item_path_unroll,
-            lead_tiles: first.lead_tiles,
-            ..*self
-        }
-        .next_register_rung(first, elem_size, direction)?;
+        let next = self
+            .with_unaligned_paths_of(first)
+            .next_register_rung(first, elem_size, direction)?;
         Some(next)
     }
 
@@ -1475,18 +1470,22 @@ impl TuningPolicy {
         Some(past_paths.unwrap_or(next))
     }
 
-    /// Whether this policy is `other` but for the paths of buffers off a vector boundary (the
-    /// lead's tiles, the shifted vectors and the item path's short loop, the partial tile's
-    /// vectors).
+    /// Whether this policy is `other` but for the paths of buffers off a vector boundary.
     fn differs_only_in_unaligned_paths(&self, other: &TuningPolicy) -> bool {
-        *other
-            == TuningPolicy {
-                lead_tiles: other.lead_tiles,
-                shifted_tile_vectors: other.shifted_tile_vectors,
-                item_path_unroll: other.item_path_unroll,
-                partial_tile_vectors: other.partial_tile_vectors,
-                ..*self
-            }
+        self.with_unaligned_paths_of(other) == *other
+    }
+
+    /// This policy with `other`'s paths of buffers off a vector boundary (the lead's tiles, the
+    /// shifted vectors and the item path's short loop, the partial tile's vectors): the rungs
+    /// of one cap differ in these alone.
+    fn with_unaligned_paths_of(&self, other: &TuningPolicy) -> TuningPolicy {
+        TuningPolicy {
+            lead_tiles: other.lead_tiles,
+            shifted_tile_vectors: other.shifted_tile_vectors,
+            item_path_unroll: other.item_path_unroll,
+            partial_tile_vectors: other.partial_tile_vectors,
+            ..*self
+        }
     }
 
     /// The policy of this kernel's twin for buffers off a vector boundary, for `algorithm`'s

@@ -373,9 +373,9 @@ impl ScanEngine {
     /// the default is built: `settled_input_size`); and a shape's twin for buffers off a vector
     /// boundary where the shape leaves those paths to it
     /// (`TuningPolicy::unaligned_paths_in_twin`: the twin is known to be needed before the shape
-    /// is built, and a capture may scan such buffers). Only a warm-up of the GPU's module cache: [`ScanEngine::variant_for`] and
-    /// [`ScanEngine::unaligned_kernel`] load them as before, and report any error a build met
-    /// (their results are dropped here).
+    /// is built, and a capture may scan such buffers). Only a warm-up of the GPU's module cache:
+    /// [`ScanEngine::variant_for`] and [`ScanEngine::unaligned_kernel`] load them as before, and
+    /// report any error a build met (their results are dropped here).
     fn build_side_by_side(&mut self, sizes: &[u64]) {
         let mut keys: Vec<ModuleKey> = Vec::new();
         let mut add = |variant: &SizedVariant| {
