@@ -1085,14 +1085,10 @@ impl TuningPolicy {
         if !large.tile_items().is_multiple_of(threads) {
             return None;
         }
-        // 1-byte elements keep the cap that their mid-size shape was measured with (it was
-        // their default until session 32): 256 threads at 6 blocks leave 42 registers, where
-        // every packed byte kernel spilled.
-        let min_blocks_per_sm = if elem_size == 1 {
-            Self::BYTE_MID_INPUT_BLOCKS
-        } else {
-            large.min_blocks_per_sm
-        };
+        let min_blocks_per_sm = Self::mid_input_blocks(elem_size)
+            .map_or(large.min_blocks_per_sm, |cap| {
+                cap.min(large.min_blocks_per_sm)
+            });
         // (Generation turns a resident shape's L2 prefetch off: one wave has no later tile.)
         // The range ends at one wave of this shape's blocks, so its first wave is its only one
         // and loads at once (packed tiles are claimed: without the stagger's test, u8 sums ran
@@ -1222,9 +1218,28 @@ impl TuningPolicy {
     /// Threads of the mid-size shape's blocks ([`Self::for_mid_input`]).
     pub const MID_INPUT_THREADS: u32 = 256;
 
-    /// The register cap (blocks per SM) of 1-byte elements' mid-size shape
-    /// ([`Self::for_mid_input`]).
-    pub const BYTE_MID_INPUT_BLOCKS: u32 = 5;
+    /// The register cap (blocks per SM) of the mid-size shape ([`Self::for_mid_input`]) for
+    /// elements of `elem_size` bytes, where it is tighter than the default shape's (`None`: the
+    /// default's).
+    ///
+    /// Twice the default's threads leave half the registers a block: 256 threads at sm_90's 6
+    /// blocks per SM leave 40 registers a thread, 48 at 5, 64 at 4. Every 1-, 2- and 4-byte
+    /// mid-size kernel spilled at 6 blocks (1-byte ones were measured at 5 from the start, their
+    /// default until session 32; 2- and 4-byte ones 32-684 bytes, f16 and bf16 max and min the
+    /// most), and all 4-byte and half-float ones fit at 5; every 8-byte one spilled at 5 as
+    /// well (8-28 bytes) and fit at 4 (u64 products at 3). NVRTC 12.9 and 13.0 alike, every
+    /// generated kernel's register ladder (`SCANGEN_NVRTC_LADDER=1`, session 50). The register
+    /// ladder ended on these caps anyway: asking for them keeps its first rung from being a
+    /// compile that spills (an f16 max scan of 2^23 elements waited a whole extra NVRTC compile
+    /// of 1.7-2.0 s on an empty cache), and the mid-size shape's one wave the same before and
+    /// after it is built. 16-byte elements fit at the default's cap.
+    pub const fn mid_input_blocks(elem_size: usize) -> Option<u32> {
+        match elem_size {
+            1 | 2 | 4 => Some(5),
+            8 => Some(4),
+            _ => None,
+        }
+    }
 
     /// Waves of the mid-size shape's blocks (its register cap's blocks on every SM) up to which
     /// an input takes that shape ([`Self::input_size`]).
@@ -2118,17 +2133,24 @@ mod tests {
 
     #[test]
     fn mid_input_shapes_keep_the_default_tile_with_twice_the_threads() {
-        // 1-byte elements keep their mid-size shape's own cap.
         let bytes = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, 1).unwrap();
         assert_eq!((bytes.block_threads, bytes.items_per_thread), (256, 128));
-        assert_eq!(bytes.min_blocks_per_sm, TuningPolicy::BYTE_MID_INPUT_BLOCKS);
+        // Half the registers a block: a tighter cap than the default's, but for 16 bytes.
+        for (size, blocks) in [(1usize, 5u32), (2, 5), (4, 5), (8, 4), (16, 6)] {
+            let large = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
+            let mid = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, size).unwrap();
+            assert_eq!(
+                mid.min_blocks_per_sm,
+                blocks.min(large.min_blocks_per_sm),
+                "{size} B"
+            );
+        }
         for size in [2usize, 4, 8, 16] {
             let large = TuningPolicy::for_target(90, Algorithm::SinglePass, size);
             let mid = TuningPolicy::for_mid_input(90, Algorithm::SinglePass, size)
                 .unwrap_or_else(|| panic!("{size}-byte elements have a mid-size shape"));
             assert_eq!(mid.tile_items(), large.tile_items(), "{size} B");
             assert_eq!(mid.block_threads, 2 * large.block_threads, "{size} B");
-            assert_eq!(mid.min_blocks_per_sm, large.min_blocks_per_sm, "{size} B");
             // Resident tiles in one wave, except packed ones.
             assert_eq!(mid.resident_tiles, size >= 4, "{size} B");
             assert!(!large.resident_tiles, "{size} B");

@@ -700,8 +700,9 @@ fn byte_inputs_of_a_few_waves() {
     let gpu = gpu();
     let mut report = Report::default();
     let sms = u64::from(gpu.sm_count());
-    let mid_last =
-        sms * u64::from(TuningPolicy::BYTE_MID_INPUT_BLOCKS) * TuningPolicy::MID_INPUT_WAVES;
+    let mid_last = sms
+        * u64::from(TuningPolicy::mid_input_blocks(1).expect("a 1-byte mid-size cap"))
+        * TuningPolicy::MID_INPUT_WAVES;
     let few_last =
         sms * u64::from(TuningPolicy::DEFERRED_MIN_BLOCKS) * TuningPolicy::FEW_WAVES_INPUT_WAVES;
     let sizes = move |tile: u64| {
@@ -1034,8 +1035,9 @@ fn unaligned_twins_of_byte_shapes() {
     let gpu = gpu();
     let mut report = Report::default();
     let sms = u64::from(gpu.sm_count());
-    let mid_last =
-        sms * u64::from(TuningPolicy::BYTE_MID_INPUT_BLOCKS) * TuningPolicy::MID_INPUT_WAVES;
+    let mid_last = sms
+        * u64::from(TuningPolicy::mid_input_blocks(1).expect("a 1-byte mid-size cap"))
+        * TuningPolicy::MID_INPUT_WAVES;
     let few_last =
         sms * u64::from(TuningPolicy::DEFERRED_MIN_BLOCKS) * TuningPolicy::FEW_WAVES_INPUT_WAVES;
     let sizes = move |tile: u64| {
