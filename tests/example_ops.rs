@@ -62,13 +62,8 @@ fn generated() -> Vec<(String, String)> {
                     out.push((name.clone(), g.source));
                     if let Some(t) = &transform {
                         for variant in [ScanVariant::FLAT, ScanVariant::FLAT.reverse()] {
-                            let policy = TuningPolicy::for_scan(
-                                90,
-                                algorithm,
-                                &spec.element,
-                                variant,
-                                Some(t),
-                            );
+                            let policy =
+                                TuningPolicy::for_scan(90, algorithm, &spec, variant, Some(t));
                             let g = generate_fused(&spec, t, algorithm, mode, variant, policy)
                                 .expect("generates fused");
                             out.push((format!("{name}__fused{}", variant.name_suffix()), g.source));

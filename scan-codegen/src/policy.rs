@@ -737,16 +737,18 @@ impl TuningPolicy {
         policy
     }
 
-    /// The default policy for a scan of `element`s in shape `variant`, fused with `transform`
-    /// when given: [`Self::for_transform`] for a fused scan, [`Self::for_variant`] otherwise.
+    /// The default policy for a scan by `op` in shape `variant`, fused with `transform` when
+    /// given: [`Self::for_transform`] for a fused scan, [`Self::for_variant`] otherwise, with
+    /// the deferral's floor of blocks per SM where `op`'s word combine needs it
+    /// ([`Self::deferred_words_need_a_block`]).
     pub fn for_scan(
         sm: u32,
         algorithm: Algorithm,
-        element: &scan_core::ElementType,
+        op: &scan_core::OpSpec,
         variant: crate::ScanVariant,
         transform: Option<&scan_core::TransformSpec>,
     ) -> TuningPolicy {
-        let (size, align) = (element.size(), element.align());
+        let (size, align) = (op.element.size(), op.element.align());
         match transform {
             Some(t) => Self::for_transform(
                 sm,
@@ -757,7 +759,45 @@ impl TuningPolicy {
                 &t.input_sizes(),
                 t.output.size(),
             ),
-            None => Self::for_variant(sm, algorithm, size, align, variant),
+            None => {
+                let policy = Self::for_variant(sm, algorithm, size, align, variant);
+                let plain = variant.segments == crate::Segments::None;
+                let needs_a_block = plain
+                    && policy.defer_tile_prefix
+                    && layout::packs_items(size, policy.items_per_thread)
+                    && op
+                        .word_form
+                        .is_some_and(|form| Self::deferred_words_need_a_block(form, size));
+                TuningPolicy {
+                    min_blocks_per_sm: if needs_a_block {
+                        policy.min_blocks_per_sm.min(Self::DEFERRED_MIN_BLOCKS)
+                    } else {
+                        policy.min_blocks_per_sm
+                    },
+                    ..policy
+                }
+            }
+        }
+    }
+
+    /// Whether a deferred tile prefix ([`TuningPolicy::defer_tile_prefix`]) of packed items of
+    /// `elem_size` bytes combined a word at a time by `form` keeps more registers than the
+    /// default's 6 blocks per SM leave, so that the scan asks for
+    /// [`Self::DEFERRED_MIN_BLOCKS`] from the start ([`Self::for_scan`]). Byte max and min
+    /// (two words of 16-bit lanes a word) and 1- and 2-byte products: every default kernel of
+    /// theirs spilled at 6 blocks (88-152 bytes for bytes, 44-56 for 2-byte products; prefix
+    /// and suffix, inclusive and exclusive, with and without the paths of unaligned buffers)
+    /// and fit at 5, under NVRTC 12.9 and 13.0 alike (every generated kernel's register
+    /// ladder, `SCANGEN_NVRTC_LADDER=1`, session 50). The register ladder ended there anyway;
+    /// asking for it spares an empty cache one NVRTC compile that spills, and the shapes that
+    /// depend on the default's cap (`for_few_waves_input`, `for_many_waves_input`) know it
+    /// before the default is built. Sums, bitwise forms and half max/min fit at 6.
+    pub fn deferred_words_need_a_block(form: scan_core::WordForm, elem_size: usize) -> bool {
+        use scan_core::WordForm;
+        match form {
+            WordForm::WrappingMul => elem_size <= 2,
+            WordForm::Max | WordForm::Min => elem_size == 1,
+            _ => false,
         }
     }
 
@@ -877,7 +917,7 @@ impl TuningPolicy {
             .then(|| Self::staged_tile(Self::FUSED_SM90_SMALL_TILE, input_sizes, output_size))
     }
 
-    /// The shape of a scan of `element`s in shape `variant` (fused with `transform` when
+    /// The shape of a scan by `op` in shape `variant` (fused with `transform` when
     /// given) for inputs of size class `size` ([`Self::input_size`]): the default
     /// ([`Self::for_scan`]) for large inputs, the small-input shape ([`Self::for_small_input`],
     /// or [`Self::for_small_transform`] for a fused scan), the mid-size one
@@ -888,13 +928,14 @@ impl TuningPolicy {
         size: InputSize,
         sm: u32,
         algorithm: Algorithm,
-        element: &scan_core::ElementType,
+        op: &scan_core::OpSpec,
         variant: crate::ScanVariant,
         transform: Option<&scan_core::TransformSpec>,
     ) -> Option<TuningPolicy> {
         if size == InputSize::Large {
-            return Some(Self::for_scan(sm, algorithm, element, variant, transform));
+            return Some(Self::for_scan(sm, algorithm, op, variant, transform));
         }
+        let element = &op.element;
         if variant.segments.is_segmented() {
             return None;
         }
@@ -2173,12 +2214,15 @@ mod tests {
     fn each_input_size_class_has_its_shape_where_one_is_tuned() {
         use crate::{ScanVariant, Segments};
         let i32_elem = scan_core::ElementType::Prim(scan_core::PrimType::I32);
+        let i32_sums = scan_core::BuiltinOp::Add
+            .spec(scan_core::PrimType::I32)
+            .unwrap();
         let shape = |size, variant, transform| {
             TuningPolicy::for_input_size(
                 size,
                 90,
                 Algorithm::SinglePass,
-                &i32_elem,
+                &i32_sums,
                 variant,
                 transform,
             )
@@ -2199,12 +2243,15 @@ mod tests {
         // The few-waves shape: 1-byte elements only.
         assert!(shape(InputSize::FewWaves, flat, None).is_none());
         let u8_elem = scan_core::ElementType::Prim(scan_core::PrimType::U8);
+        let u8_sums = scan_core::BuiltinOp::Add
+            .spec(scan_core::PrimType::U8)
+            .unwrap();
         assert_eq!(
             TuningPolicy::for_input_size(
                 InputSize::FewWaves,
                 90,
                 Algorithm::SinglePass,
-                &u8_elem,
+                &u8_sums,
                 flat.reverse(),
                 None
             ),
@@ -2217,7 +2264,7 @@ mod tests {
                 InputSize::Tiny,
                 90,
                 Algorithm::SinglePass,
-                &u8_elem,
+                &u8_sums,
                 flat.reverse(),
                 None
             ),
@@ -2240,7 +2287,7 @@ mod tests {
             InputSize::Tiny,
             90,
             Algorithm::SinglePass,
-            &u8_elem,
+            &u8_sums,
             flat,
             Some(&u8_lift)
         )
@@ -2379,6 +2426,85 @@ mod tests {
     }
 
     #[test]
+    fn byte_max_min_and_products_ask_for_the_deferral_floor_from_the_start() {
+        use crate::{ScanVariant, Segments};
+        use scan_core::{BuiltinOp, PrimType};
+        let default_of = |op: BuiltinOp, ty: PrimType, variant: ScanVariant| {
+            let spec = op.spec(ty).unwrap();
+            TuningPolicy::for_scan(90, Algorithm::SinglePass, &spec, variant, None)
+        };
+        let flat = ScanVariant::FLAT;
+        for (op, ty) in [
+            (BuiltinOp::Max, PrimType::U8),
+            (BuiltinOp::Min, PrimType::I8),
+            (BuiltinOp::Mul, PrimType::U8),
+            (BuiltinOp::Mul, PrimType::I16),
+            (BuiltinOp::Mul, PrimType::U16),
+        ] {
+            for variant in [flat, flat.reverse()] {
+                let policy = default_of(op, ty, variant);
+                let large = TuningPolicy::for_variant(
+                    90,
+                    Algorithm::SinglePass,
+                    ty.size(),
+                    ty.size(),
+                    variant,
+                );
+                // Only the cap differs from the element size's default.
+                assert_eq!(
+                    policy.min_blocks_per_sm,
+                    TuningPolicy::DEFERRED_MIN_BLOCKS,
+                    "{op:?} {ty:?}"
+                );
+                assert_eq!(
+                    TuningPolicy {
+                        min_blocks_per_sm: large.min_blocks_per_sm,
+                        ..policy
+                    },
+                    large
+                );
+                // Its ladder has no rung at 6 blocks; the seeded rungs keep 5.
+                let ladder = policy.register_ladder(ty.size(), variant.direction);
+                assert!(
+                    ladder.iter().all(|rung| rung.min_blocks_per_sm <= 5),
+                    "{op:?} {ty:?}"
+                );
+            }
+        }
+        // Forms that fit at 6, and every 2-byte max/min, keep the default's cap.
+        for (op, ty) in [
+            (BuiltinOp::Add, PrimType::U8),
+            (BuiltinOp::Xor, PrimType::I8),
+            (BuiltinOp::Max, PrimType::U16),
+            (BuiltinOp::Max, PrimType::F16),
+            (BuiltinOp::Min, PrimType::BF16),
+            (BuiltinOp::Add, PrimType::F16),
+            (BuiltinOp::Mul, PrimType::I32),
+        ] {
+            let policy = default_of(op, ty, flat);
+            assert_eq!(
+                policy,
+                TuningPolicy::for_target(90, Algorithm::SinglePass, ty.size()),
+                "{op:?} {ty:?}"
+            );
+        }
+        // Not where the tile does not defer: segmented scans, older archs.
+        let flags = ScanVariant {
+            segments: Segments::Flags,
+            ..flat
+        };
+        assert_eq!(
+            default_of(BuiltinOp::Max, PrimType::U8, flags),
+            TuningPolicy::for_variant(90, Algorithm::SinglePass, 1, 1, flags)
+        );
+        let max = BuiltinOp::Max.spec(PrimType::U8).unwrap();
+        assert_eq!(
+            TuningPolicy::for_scan(80, Algorithm::SinglePass, &max, flat, None),
+            TuningPolicy::for_target(80, Algorithm::SinglePass, 1)
+        );
+    }
+
+    #[test]
     fn many_waves_shapes_read_the_byte_run_back_at_the_first_cap() {
         let large = TuningPolicy::for_target(90, Algorithm::SinglePass, 1);
         let many =
@@ -2405,13 +2531,15 @@ mod tests {
         assert!(none(90, Algorithm::Blelloch, 1, Direction::Forward));
         assert!(none(80, Algorithm::SinglePass, 1, Direction::Forward));
         // Through the size class: a flat prefix scan, not a reversed or a segmented one.
-        let u8_elem = scan_core::ElementType::Prim(scan_core::PrimType::U8);
+        let u8_sums = scan_core::BuiltinOp::Add
+            .spec(scan_core::PrimType::U8)
+            .unwrap();
         let shape = |variant| {
             TuningPolicy::for_input_size(
                 InputSize::ManyWaves,
                 90,
                 Algorithm::SinglePass,
-                &u8_elem,
+                &u8_sums,
                 variant,
                 None,
             )

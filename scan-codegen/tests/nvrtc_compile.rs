@@ -666,7 +666,7 @@ fn sized_policy(job: &Job) -> Option<TuningPolicy> {
         job.input,
         job.sm,
         job.algorithm,
-        &job.op.element,
+        &job.op,
         job.variant,
         job.transform.as_ref(),
     )

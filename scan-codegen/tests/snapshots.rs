@@ -222,8 +222,7 @@ fn fused() {
                     continue;
                 }
                 for mode in ScanMode::ALL {
-                    let policy =
-                        TuningPolicy::for_scan(90, algorithm, &op.element, variant, Some(&t));
+                    let policy = TuningPolicy::for_scan(90, algorithm, &op, variant, Some(&t));
                     let g = generate_fused(&op, &t, algorithm, mode, variant, policy)
                         .expect("generates");
                     assert_eq!(g.input_arrays(), t.inputs.len());

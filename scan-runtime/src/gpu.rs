@@ -249,7 +249,7 @@ impl Gpu {
         opts.variant
             .supported_by(opts.algorithm)
             .map_err(|why| ScanError::Codegen(CodegenError::InvalidVariant(why)))?;
-        let policy = opts.resolved_policy(self.inner.sm, &op.element, transform.as_ref());
+        let policy = opts.resolved_policy(self.inner.sm, &op, transform.as_ref());
         // With the default tuning, small and mid-size inputs (and 1-byte inputs of a few or of
         // many waves) get kernels of their own shapes too, built on first use (tuned for
         // unsegmented scans only; a fused scan's small shape is a fused shape).
@@ -267,7 +267,7 @@ impl Gpu {
                 size,
                 self.inner.sm,
                 key.algorithm,
-                &key.op.element,
+                &key.op,
                 key.variant,
                 key.transform.as_ref(),
             )

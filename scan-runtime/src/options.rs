@@ -31,7 +31,7 @@ pub struct ScanOptions {
     pub algorithm: Algorithm,
     /// Inclusive or exclusive.
     pub mode: ScanMode,
-    /// Launch shape; `None` picks `TuningPolicy::for_scan(sm, algorithm, element, variant, ...)`
+    /// Launch shape; `None` picks `TuningPolicy::for_scan(sm, algorithm, op, variant, ...)`
     /// (a fused scan's tile is sized by its staged arrays: `TuningPolicy::for_transform`).
     pub policy: Option<TuningPolicy>,
     /// Direction and segment rule (compiled into the kernel): [`ScanVariant::FLAT`] by default.
@@ -107,16 +107,16 @@ impl ScanOptions {
         self.cpu(CpuThreads::Sequential)
     }
 
-    /// The policy to use on compute capability `sm` for a scan of `element`s, fused with
-    /// `transform` when given.
+    /// The policy to use on compute capability `sm` for a scan by `op`, fused with `transform`
+    /// when given.
     pub fn resolved_policy(
         &self,
         sm: u32,
-        element: &scan_core::ElementType,
+        op: &scan_core::OpSpec,
         transform: Option<&scan_core::TransformSpec>,
     ) -> TuningPolicy {
         self.policy.unwrap_or_else(|| {
-            TuningPolicy::for_scan(sm, self.algorithm, element, self.variant, transform)
+            TuningPolicy::for_scan(sm, self.algorithm, op, self.variant, transform)
         })
     }
 

@@ -209,13 +209,8 @@ pub fn run(args: EmitArgs) -> CliResult {
     };
     let variant = variant(&args)?;
     variant.supported_by(algorithm)?;
-    let mut policy = TuningPolicy::for_scan(
-        args.arch,
-        algorithm,
-        &spec.element,
-        variant,
-        transform.as_ref(),
-    );
+    let mut policy =
+        TuningPolicy::for_scan(args.arch, algorithm, &spec, variant, transform.as_ref());
     let overrides = [
         (&mut policy.block_threads, args.threads),
         (&mut policy.items_per_thread, args.items),
