@@ -15,7 +15,7 @@ ops are timed and traced but not checked. A `+spec`
 suffix runs the kernel changed to load tile blockIdx.x while its tile claim is in flight (kept
 when the claim returns that tile, reloaded otherwise): an experiment on hiding the claim.
 Kernels with resident tiles (`scangen emit --resident true`) launch cooperatively.
-`+sleepN` sets the look-back's pause between polls to N ns; `+staggerN` makes the first wave's
+`+sleepN` sets the look-back's pause between polls to N ns; `+unrollN` the item path's unroll; `+staggerN` makes the first wave's
 tile t wait t * N ns before loading; `+ownpf` has the first wave's tiles ask L2 for their own
 tile in one bulk request. `+inoffN` / `+outoffN` put the input / output N elements past
 an allocation's start (a sub-slice; the grid as the runtime's for such an output), `+nminusN`
@@ -441,6 +441,13 @@ def transform(src, changes):
         if change.startswith("sleep"):
             # The look-back's pause between polls of a window that is not ready.
             src = re.sub(r"__nanosleep\(\d+\)", f"__nanosleep({int(change[5:])})", src)
+        if change.startswith("unroll"):
+            # The item path's unroll (policy item_path_unroll): whether a suffix scan's tile 0,
+            # where n's end is off a vector, loses its 7-9 us to the item loop's code or to its
+            # work (BENCHMARKS.md, session 51).
+            unroll = re.compile(r"constexpr u32 SCAN_ITEM_PATH_UNROLL = \d+;")
+            assert unroll.search(src), f"{change}: the kernel has no item path"
+            src = unroll.sub(f"constexpr u32 SCAN_ITEM_PATH_UNROLL = {int(change[6:])};", src, count=1)
     return src
 
 
