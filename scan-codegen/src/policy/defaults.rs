@@ -395,9 +395,11 @@ impl TuningPolicy {
     /// and suffix, inclusive and exclusive, with and without the paths of unaligned buffers)
     /// and fit at 5, under NVRTC 12.9 and 13.0 alike (every generated kernel's register
     /// ladder, `SCANGEN_NVRTC_LADDER=1`, session 50). The register ladder ended there anyway;
-    /// asking for it spares an empty cache one NVRTC compile that spills, and the shapes that
-    /// depend on the default's cap (`for_few_waves_input`, `for_many_waves_input`) know it
-    /// before the default is built. Sums, bitwise forms and half max/min fit at 6.
+    /// asking for it spares an empty cache a round of NVRTC compiles (u8 max at 2^28: 5.7-6.1 s
+    /// to the first result, 2.8-3.0 asking for 5; u8 products at 2^25 5.2-6.4 -> 2.0-2.2 s; H200,
+    /// BENCHMARKS.md session 51), and the shapes that depend on the default's cap
+    /// (`for_few_waves_input`, `for_many_waves_input`) know it before the default is built.
+    /// Sums, bitwise forms and half max/min fit at 6.
     pub fn deferred_words_need_a_block(form: scan_core::WordForm, elem_size: usize) -> bool {
         use scan_core::WordForm;
         match form {

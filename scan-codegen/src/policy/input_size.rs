@@ -371,9 +371,10 @@ impl TuningPolicy {
     /// well (8-28 bytes) and fit at 4 (u64 products at 3). NVRTC 12.9 and 13.0 alike, every
     /// generated kernel's register ladder (`SCANGEN_NVRTC_LADDER=1`, session 50). The register
     /// ladder ended on these caps anyway: asking for them keeps its first rung from being a
-    /// compile that spills (an f16 max scan of 2^23 elements waited a whole extra NVRTC compile
-    /// of 1.7-2.0 s on an empty cache), and the mid-size shape's one wave the same before and
-    /// after it is built. 16-byte elements fit at the default's cap.
+    /// compile that spills (an f16 max scan of 2^23 elements, empty cache: 4.8-4.9 s to the
+    /// first result, 2.0-2.5 s asking for 5; i32 sums at 2^22 1.4-1.5 -> 0.7-1.0 s; H200,
+    /// BENCHMARKS.md session 51), and the mid-size shape's one wave the same before and after it
+    /// is built. 16-byte elements fit at the default's cap.
     pub const fn mid_input_blocks(elem_size: usize) -> Option<u32> {
         match elem_size {
             1 | 2 | 4 => Some(5),
