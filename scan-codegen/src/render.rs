@@ -219,7 +219,7 @@ pub fn snapshot_name(
     )
 }
 
-const TEMPLATES: [(&str, &str); 15] = [
+const TEMPLATES: [(&str, &str); 17] = [
     ("rust_semantics.cu.tera", scan_core::RUST_SEMANTICS_CU),
     (
         "prelude.cu.tera",
@@ -245,6 +245,14 @@ const TEMPLATES: [(&str, &str); 15] = [
     (
         "tile_vectors.cu.tera",
         include_str!("../templates/tile_vectors.cu.tera"),
+    ),
+    (
+        "tile_layout.cu.tera",
+        include_str!("../templates/tile_layout.cu.tera"),
+    ),
+    (
+        "tile_shifted.cu.tera",
+        include_str!("../templates/tile_shifted.cu.tera"),
     ),
     ("fused.cu.tera", include_str!("../templates/fused.cu.tera")),
     (

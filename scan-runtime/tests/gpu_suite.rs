@@ -905,7 +905,7 @@ fn partial_last_tiles_cut_a_vector() {
 
 /// Buffers off a vector boundary, at every offset a 16-byte vector has. Tiles are cut to sit on
 /// the output's vectors (the hierarchy's: the input's), the first short by its lead, which can
-/// take one tile more (tile.cu.tera, `first_tile_shortfall`; the hierarchy's grids have no
+/// take one tile more (tile_layout.cu.tera, `first_tile_shortfall`; the hierarchy's grids have no
 /// tile more, so there it falls back where the lead needs one); a buffer at another offset
 /// moves shifted vectors (packed 1- and 2-byte items of prefix scans, `scan_load_shifted`) or
 /// item by item. Input and output each at their own offset, at the same one, and in place;

@@ -213,7 +213,7 @@ impl TuningPolicy {
             // 2^28 - 16 elements 0.78-0.80 -> 0.83-0.84 (H200, session 40), u16 sums 0.81 ->
             // 0.87 (session 41). With it, 2-byte suffix scans of 2^28 - 1 read 0.84-0.87, as at
             // 2^28. (Half max/min suffix scans spilled 20 bytes at the default cap with it until
-            // the tile's end was tested in 32 bits: tile.cu.tera, span_edge, session 42.)
+            // the tile's end was tested in 32 bits: tile_layout.cu.tera, span_edge, session 42.)
             aligned_tiles: size <= 2,
             // A sub-slice's tiles move aligned vectors, where input and output share the
             // offset: at +1 element, 2^28, H200, u8 sums 0.72 -> 0.80, u16 max 0.59 -> 0.86,

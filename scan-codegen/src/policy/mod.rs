@@ -130,7 +130,7 @@ pub struct TuningPolicy {
     pub partial_tile_vectors: bool,
     /// Packed 1- and 2-byte items of a prefix scan: a whole tile of buffers off a vector
     /// boundary (a sub-slice of a byte buffer) still moves aligned vectors, each lane's items
-    /// shifted into place from its own vector and its neighbour's (tile.cu.tera,
+    /// shifted into place from its own vector and its neighbour's (tile_shifted.cu.tera,
     /// `scan_load_shifted`, `scan_store_shifted`); off, such a tile moves item by item. With
     /// [`TuningPolicy::lead_tiles`], so does the lead's first tile (short by less than a
     /// vector), and a suffix scan's whole tiles load so from an input at another offset than
@@ -138,7 +138,7 @@ pub struct TuningPolicy {
     /// [`TuningPolicy::partial_tile_vectors`] its code is in every kernel though only tiles of
     /// unaligned buffers run it, and the register ladder gives it up after the lead's tiles, then those.
     pub shifted_tile_vectors: bool,
-    /// How a shifted store gets the vector before a lane's own (tile.cu.tera,
+    /// How a shifted store gets the vector before a lane's own (tile_shifted.cu.tera,
     /// `scan_store_shifted`): read from the transpose buffer again, or (off) shuffled from the
     /// lane before and lane 31's carried to the next step. [`TuningPolicy::for_target`] says
     /// where each fits its registers.
@@ -154,7 +154,7 @@ pub struct TuningPolicy {
     pub item_path_unroll: u32,
     /// Suffix scans whose accesses move several elements a vector: where n is not whole
     /// tiles, the first tile is short by n's part-tile so that every later tile is whole and
-    /// sits on whole tiles of memory (tile.cu.tera, `first_tile_shortfall`); off, a suffix
+    /// sits on whole tiles of memory (tile_layout.cu.tera, `first_tile_shortfall`); off, a suffix
     /// scan's tiles end at n - base, the last is partial, and where n is not whole vectors
     /// every tile moves item by item.
     /// [`TuningPolicy::for_target`] says where it is on. The register ladder leaves it: the
