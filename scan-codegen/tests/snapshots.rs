@@ -89,7 +89,7 @@ fn deferred_scan_rereads_run() {
 
 /// A 1-byte deferred tile reading its run back at the default's 6 blocks per SM, as the
 /// many-waves shape builds byte max, min and products on sm_90 (policy
-/// for_many_waves_input): the partial tile splits its run addresses too (render.rs,
+/// for_many_waves_input): the partial tile splits its run addresses too (render/context.rs,
 /// `partial_runs_split`).
 #[test]
 fn byte_scan_of_many_waves_rereads_run() {
