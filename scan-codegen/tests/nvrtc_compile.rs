@@ -457,8 +457,8 @@ fn jobs() -> Vec<Job> {
     }
     // Suffix scans of every 1- and 2-byte built-in at its default policy and in the tiny-, small-,
     // mid-size and few-waves shapes (sm_90 single-pass): only there is a tile's shortfall not 0
-    // (aligned tiles: tile_layout.cu.tera, first_tile_shortfall), and the register ladder of each ends
-    // differently from its prefix scan's.
+    // (aligned tiles: tile_layout.cu.tera, first_tile_shortfall), and the register ladder of
+    // each ends differently from its prefix scan's.
     for (op, ty) in &ops {
         if op.element.size() > 2 || !matches!(op.element, scan_core::ElementType::Prim(_)) {
             continue;

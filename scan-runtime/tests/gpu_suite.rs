@@ -687,6 +687,19 @@ fn past_one_wave_partial_last_tiles() {
     report.finish("past_one_wave_partial_last_tiles");
 }
 
+/// The largest 1-byte inputs, in default tiles on `sms` SMs, that the mid-size and the few-waves
+/// shapes serve (one wave of the mid-size shape's blocks; `FEW_WAVES_INPUT_WAVES` of the
+/// deferral floor's), counted from the policy's constants rather than asked of
+/// `TuningPolicy::input_size_limits`, which the tests check.
+fn byte_shape_limits(sms: u64) -> (u64, u64) {
+    let mid_last = sms
+        * u64::from(TuningPolicy::mid_input_blocks(1).expect("a 1-byte mid-size cap"))
+        * TuningPolicy::MID_INPUT_WAVES;
+    let few_last =
+        sms * u64::from(TuningPolicy::DEFERRED_MIN_BLOCKS) * TuningPolicy::FEW_WAVES_INPUT_WAVES;
+    (mid_last, few_last)
+}
+
 /// 1-byte elements past the mid-size shape's one wave take the few-waves shape (the default
 /// tile at 5 blocks per SM) up to `FEW_WAVES_INPUT_WAVES` waves of its blocks, then the
 /// default: the first input of the class (a partial last tile), its last whole tile less a few
@@ -700,11 +713,7 @@ fn byte_inputs_of_a_few_waves() {
     let gpu = gpu();
     let mut report = Report::default();
     let sms = u64::from(gpu.sm_count());
-    let mid_last = sms
-        * u64::from(TuningPolicy::mid_input_blocks(1).expect("a 1-byte mid-size cap"))
-        * TuningPolicy::MID_INPUT_WAVES;
-    let few_last =
-        sms * u64::from(TuningPolicy::DEFERRED_MIN_BLOCKS) * TuningPolicy::FEW_WAVES_INPUT_WAVES;
+    let (mid_last, few_last) = byte_shape_limits(sms);
     let sizes = move |tile: u64| {
         vec![
             mid_last * tile + 1,
@@ -1035,11 +1044,7 @@ fn unaligned_twins_of_byte_shapes() {
     let gpu = gpu();
     let mut report = Report::default();
     let sms = u64::from(gpu.sm_count());
-    let mid_last = sms
-        * u64::from(TuningPolicy::mid_input_blocks(1).expect("a 1-byte mid-size cap"))
-        * TuningPolicy::MID_INPUT_WAVES;
-    let few_last =
-        sms * u64::from(TuningPolicy::DEFERRED_MIN_BLOCKS) * TuningPolicy::FEW_WAVES_INPUT_WAVES;
+    let (mid_last, few_last) = byte_shape_limits(sms);
     let sizes = move |tile: u64| {
         vec![
             // Small-input shapes: part of one small tile, and fewer default tiles than half the

@@ -366,22 +366,19 @@ impl TuningPolicy {
                 t.output.size(),
             ),
             None => {
-                let policy = Self::for_variant(sm, algorithm, size, align, variant);
-                let plain = variant.segments == crate::Segments::None;
-                let needs_a_block = plain
+                let mut policy = Self::for_variant(sm, algorithm, size, align, variant);
+                let deferred_words = variant.segments == crate::Segments::None
                     && policy.defer_tile_prefix
-                    && layout::packs_items(size, policy.items_per_thread)
+                    && layout::packs_items(size, policy.items_per_thread);
+                if deferred_words
                     && op
                         .word_form
-                        .is_some_and(|form| Self::deferred_words_need_a_block(form, size));
-                TuningPolicy {
-                    min_blocks_per_sm: if needs_a_block {
-                        policy.min_blocks_per_sm.min(Self::DEFERRED_MIN_BLOCKS)
-                    } else {
-                        policy.min_blocks_per_sm
-                    },
-                    ..policy
+                        .is_some_and(|form| Self::deferred_words_need_a_block(form, size))
+                {
+                    policy.min_blocks_per_sm =
+                        policy.min_blocks_per_sm.min(Self::DEFERRED_MIN_BLOCKS);
                 }
+                policy
             }
         }
     }
